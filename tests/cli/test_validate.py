@@ -1,0 +1,66 @@
+"""``tfcli validate`` through the CLI, as a user runs it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from tfcli.cli.app import app
+from tfcli.spec.library import BUNDLED_CONFIGS
+
+runner = CliRunner()
+BUNDLED = sorted(str(p) for p in BUNDLED_CONFIGS.glob("*/*.yaml") if p.parent.name in ("experiments", "clusters"))
+
+
+def test_every_bundled_experiment_and_cluster_validates_and_prints_resolved_yaml(project: Path) -> None:
+    result = runner.invoke(app, ["validate", *BUNDLED])
+    assert result.exit_code == 0, result.output
+    documents = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert len(documents) == len(BUNDLED)
+    by_name = {d["name"]: d for d in documents}
+    assert by_name["cartpole-ppo"]["environment"]["level"] == "CartPole-v1"
+    assert by_name["space-invaders-dqn"]["run_mode"] == "distributed"
+    assert by_name["single-node-2xgpu"]["machine_type"] == "custom-8-32768"
+
+
+def test_names_from_the_library_are_accepted(project: Path) -> None:
+    result = runner.invoke(app, ["validate", "cartpole-ppo", "single-node-gpu", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert "valid: cartpole-ppo (experiment 'cartpole-ppo')" in result.stderr
+    assert "valid: single-node-gpu (cluster 'single-node-gpu')" in result.stderr
+
+
+def test_invalid_spec_exits_2_naming_file_and_field_without_traceback(project: Path) -> None:
+    (project / "bad.yaml").write_text("name: bad\nagent: ppo\nenvironment: cartpole\nepisodes: -1\nrun_mode: x\n")
+    (project / "ok.yaml").write_text("name: ok\nmachine_type: e2-small\n")
+    result = runner.invoke(app, ["validate", "ok.yaml", "bad.yaml"])
+    assert result.exit_code == 2
+    assert "invalid: bad.yaml: episodes: input should be greater than or equal to 1" in result.stderr
+    assert "invalid: bad.yaml: run_mode: got 'x'" in result.stderr
+    assert "valid: ok.yaml (cluster 'ok')" in result.stderr
+    assert "1 of 2 spec file(s) invalid" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_missing_file_and_bad_yaml(project: Path) -> None:
+    (project / "broken.yaml").write_text("name: [x\n")
+    result = runner.invoke(app, ["validate", "missing.yaml", "broken.yaml", str(project)])
+    assert result.exit_code == 2
+    assert "invalid: missing.yaml: no such file" in result.stderr
+    assert "invalid: broken.yaml: line 2 column 1: invalid YAML" in result.stderr
+    assert "is a folder" in result.stderr
+
+
+def test_usage_mistakes_exit_2() -> None:
+    assert runner.invoke(app, ["validate"]).exit_code == 2
+    unknown = runner.invoke(app, ["validat"])
+    assert unknown.exit_code == 2 and "Did you mean 'validate'" in unknown.output
+
+
+def test_help_lists_validate() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    assert "validate" in result.stdout

@@ -1,0 +1,19 @@
+"""Shared fixtures: a throw-away tfcli project to run commands in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tfcli.spec.library import PROJECT_FILE
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty tfcli project (``tfcli.yaml`` and ``configs/<kind>/``), made the current folder."""
+    (tmp_path / PROJECT_FILE).write_text("project: test\n")
+    for kind in ("experiments", "clusters", "agents", "networks", "environments"):
+        (tmp_path / "configs" / kind).mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

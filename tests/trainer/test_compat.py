@@ -1,0 +1,57 @@
+"""The compat patch is what lets TensorForce 0.6.5 train on TensorFlow 2.12: a real PPO update proves it works.
+
+If a TensorFlow or TensorForce change breaks the patch, the update test fails here instead of in a user's run;
+if a change makes the patch unnecessary, the second test says so and the patch can go.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+from tfcli.spec.agent import AgentSpec, NetworkSpec
+from tfcli.spec.environment import GymnasiumEnvironment
+from trainer.agents import build_agent
+from trainer.environments import make_environment
+
+
+def test_ppo_on_cartpole_updates_its_policy() -> None:
+    env = make_environment(GymnasiumEnvironment(level="CartPole-v1"), seed=0, max_episode_timesteps=100)
+    spec = AgentSpec(agent="ppo", batch_size=2, update_frequency=1, learning_rate=1e-2)
+    network = NetworkSpec.model_validate([{"type": "dense", "size": 16, "activation": "tanh"}])
+    agent = build_agent(spec, environment=env, network=network, max_episode_timesteps=100, seed=0)
+    try:
+        before = [v.numpy().copy() for v in agent.model.policy.trainable_variables]
+        for _ in range(20):
+            states, terminal = env.reset(), 0
+            while terminal == 0:
+                states, terminal, reward = env.execute(agent.act(states=states))
+                agent.observe(terminal=terminal, reward=reward)
+            if agent.updates > 0:
+                break
+        assert agent.updates > 0
+        after = [v.numpy() for v in agent.model.policy.trainable_variables]
+        assert before and any(not np.allclose(b, a) for b, a in zip(before, after, strict=True))
+    finally:
+        agent.close()
+        env.close()
+
+
+def test_without_the_patch_tensorforce_cannot_build_an_agent() -> None:
+    script = textwrap.dedent(
+        """
+        import os
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+        from tensorforce import Agent
+        Agent.create(
+            agent="ppo", states=dict(type="float", shape=(4,)), actions=dict(type="int", num_values=2),
+            max_episode_timesteps=10, batch_size=1,
+        )
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0, "TensorForce builds without trainer.compat: the patch may no longer be needed"
+    assert "_create_hypers" in run.stderr

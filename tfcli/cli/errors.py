@@ -1,0 +1,49 @@
+"""The CLI edge: the only place that turns a ``TfcliError`` into a message and an exit code."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import typer
+from rich.markup import escape
+from typer.core import TyperGroup
+
+from tfcli.cli.console import err
+from tfcli.errors import TfcliError
+
+
+def debug_enabled() -> bool:
+    """``--debug`` (which sets ``TFCLI_DEBUG``) shows tracebacks instead of one-line messages."""
+    return os.environ.get("TFCLI_DEBUG", "").lower() in ("1", "true", "yes")
+
+
+def report(error: TfcliError) -> None:
+    """Print the error's lines to stderr, prefixed so they stand out from normal output."""
+    for index, line in enumerate(error.lines()):
+        prefix = "[bold red]error:[/] " if index == 0 else "       "
+        err.print(prefix + escape(line))
+
+
+class TfcliGroup(TyperGroup):
+    """A command group that reports project errors and unexpected ones without a traceback (unless debugging)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except TfcliError as error:
+            if debug_enabled():
+                raise
+            report(error)
+            raise SystemExit(error.exit_code) from None
+        except (typer.Exit, typer.Abort, typer.TyperException, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            err.print("[yellow]interrupted[/]")
+            raise SystemExit(130) from None
+        except Exception as error:  # a bug: say so briefly, the traceback is one flag away
+            if debug_enabled():
+                raise
+            err.print(f"[bold red]internal error:[/] {escape(type(error).__name__)}: {escape(str(error))}")
+            err.print("       run again with --debug (or TFCLI_DEBUG=1) for the traceback, and please report it")
+            raise SystemExit(1) from None

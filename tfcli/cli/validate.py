@@ -1,0 +1,48 @@
+"""``tfcli validate FILE...``: check experiment and cluster specs and print them fully resolved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tfcli.cli.console import err, out
+
+
+def validate(
+    files: Annotated[list[Path], typer.Argument(help="Spec files (YAML or JSON), or names from the config library.")],
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Only report problems; do not print resolved specs.")
+    ] = False,
+) -> None:
+    """Validate experiment and cluster specs; print each fully resolved (YAML), or every problem found.
+
+    A file with an agent or an environment is an experiment spec; any other is a cluster spec.
+    Exit code 0 when all are valid, 2 when any is not.
+    """
+    from rich.markup import escape
+
+    from tfcli.errors import InvalidInput
+    from tfcli.spec import ConfigLibrary, Experiment, load_any, to_yaml
+
+    library = ConfigLibrary.for_project()
+    invalid = 0
+    for index, file in enumerate(files):
+        try:
+            loaded = load_any(file, library=library)
+        except InvalidInput as error:
+            invalid += 1
+            for line in error.problems:
+                err.print(f"[bold red]invalid:[/] {escape(line)}")
+            continue
+        kind = "experiment" if isinstance(loaded.spec, Experiment) else "cluster"
+        err.print(f"[green]valid:[/] {escape(str(file))} ({kind} '{escape(loaded.spec.name)}')")
+        if not quiet:
+            if index:
+                out.print("---")
+            out.print(f"# {kind} spec resolved from {file}", markup=False)
+            out.print(to_yaml(loaded.spec), markup=False, end="")
+    if invalid:
+        err.print(f"{invalid} of {len(files)} spec file(s) invalid")
+        raise typer.Exit(2)

@@ -1,0 +1,42 @@
+"""The one exception type of the project.
+
+Library code raises :class:`TfcliError` (or its :class:`InvalidInput` flavour for user mistakes); only the CLI edge
+turns it into a message and an exit code (DESIGN.md §5.4). Exit codes: 1 the operation failed, 2 the input was
+invalid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class TfcliError(Exception):
+    """An expected failure with a message meant for the user."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def lines(self) -> list[str]:
+        """The message as the lines the CLI prints."""
+        out = self.message.splitlines() or [self.message]
+        if self.hint:
+            out.append(f"hint: {self.hint}")
+        return out
+
+
+class InvalidInput(TfcliError):
+    """The user's input (a spec file, a flag, a name) is wrong; exit code 2.
+
+    ``problems`` holds every problem found, each already formatted as ``<file>: <dotted.path>: <message>``, so that
+    all the problems of a file are reported at once.
+    """
+
+    exit_code = 2
+
+    def __init__(self, problems: Iterable[str] | str, *, hint: str | None = None) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems), hint=hint)

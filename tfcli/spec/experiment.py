@@ -1,0 +1,80 @@
+"""The Experiment spec: what to train, how long, in which run mode, and where (the original client's keywords)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from tfcli.spec.agent import AgentSpec, NetworkSpec
+from tfcli.spec.base import DnsName, StrictModel, raise_problems
+from tfcli.spec.cluster import Cluster
+from tfcli.spec.environment import EnvironmentSpec
+from tfcli.spec.frequency import Frequency, SummaryFrequency
+
+RunMode = Literal["single", "multi-threaded", "distributed"]
+RUN_MODES: tuple[str, ...] = ("single", "multi-threaded", "distributed")
+# The fields whose value may be a name (looked up in the config library), a path, or an inline mapping.
+REFERENCE_FIELDS = {"environment": "environments", "agent": "agents", "network": "networks", "cluster": "clusters"}
+
+# Defaults that depend on the run mode (the original client's, except summaries, see README "Defaults").
+_SAVER_DEFAULT = {"distributed": "600s", "other": "100e"}
+_SUMMARY_DEFAULT = {"distributed": "120s", "other": "10s"}
+
+
+class Experiment(StrictModel):
+    """One experiment. Budgets (``episodes``, ``total_timesteps``) count across all workers."""
+
+    name: DnsName
+    description: str = ""
+    environment: EnvironmentSpec
+    agent: AgentSpec
+    network: NetworkSpec | None = None
+    cluster: Cluster | None = None
+    episodes: int | None = Field(default=None, ge=1)
+    total_timesteps: int | None = Field(default=None, ge=1)
+    max_timesteps_per_episode: int | None = Field(default=None, ge=1)
+    deterministic: bool = False
+    repeat_actions: int = Field(default=1, ge=1, le=1000)
+    debug_logging: bool = False
+    run_mode: RunMode = "single"
+    num_workers: int = Field(default=3, ge=0, le=1024)
+    num_parameter_servers: int = Field(default=1, ge=0)
+    saver_frequency: Frequency | None = None
+    summary_frequency: SummaryFrequency | None = None
+    seed: int | None = Field(default=None, ge=0, le=2**32 - 1)
+
+    @field_validator("num_parameter_servers")
+    @classmethod
+    def _one_learner(cls, value: int) -> int:
+        if value > 1:
+            raise ValueError(
+                f"got {value}, but TensorForce 0.6 trains one central model, so there is exactly one learner "
+                "(the one 'parameter server'): use 0 or 1"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _cross_field_rules(self) -> Experiment:
+        problems: list[tuple[tuple[str | int, ...], str]] = []
+        if self.episodes is None and self.total_timesteps is None:
+            problems.append(
+                (("episodes",), "set a budget: episodes, total_timesteps or both (training stops at the first reached)")
+            )
+        if self.run_mode != "single" and self.num_workers < 1:
+            what = "environment-worker processes" if self.run_mode == "distributed" else "parallel environments"
+            problems.append(
+                (("num_workers",), f"run_mode {self.run_mode} needs num_workers >= 1 ({what}), got {self.num_workers}")
+            )
+        raise_problems("Experiment", problems)
+        mode = "distributed" if self.run_mode == "distributed" else "other"
+        if self.saver_frequency is None:
+            object.__setattr__(self, "saver_frequency", Frequency.parse(_SAVER_DEFAULT[mode]))
+        if self.summary_frequency is None:
+            object.__setattr__(self, "summary_frequency", Frequency.parse(_SUMMARY_DEFAULT[mode]))
+        return self
+
+    @property
+    def num_environments(self) -> int:
+        """How many environments step at once: 1 in single mode, ``num_workers`` otherwise."""
+        return 1 if self.run_mode == "single" else self.num_workers

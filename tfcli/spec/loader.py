@@ -1,0 +1,149 @@
+"""Loading experiment and cluster specs: the one place that turns spec files into validated models.
+
+Each reference field (agent, network, environment, cluster) may be a name, a path or an inline mapping; names and
+paths are replaced by the document they point to before validation, and every problem — in the experiment file or
+in a file it references — is reported at once, each line naming the file it is in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from tfcli.errors import InvalidInput
+from tfcli.spec.cluster import Cluster
+from tfcli.spec.documents import display_path, read_document
+from tfcli.spec.errors import problems_of
+from tfcli.spec.experiment import REFERENCE_FIELDS, Experiment
+from tfcli.spec.library import ConfigLibrary, looks_like_path
+
+SpecT = TypeVar("SpecT", Experiment, Cluster)
+
+
+@dataclass(frozen=True)
+class Loaded(Generic[SpecT]):
+    """A validated spec and the file it was read from (None for a spec built from flags or stack config)."""
+
+    spec: SpecT
+    path: Path | None
+
+
+def locate(reference: str | Path, kind: str, library: ConfigLibrary, *, base: Path, where: str = "") -> Path:
+    """The file a reference points to: a path (relative to ``base``, then the current folder) or a name."""
+    if isinstance(reference, Path) or looks_like_path(reference):
+        path = Path(reference).expanduser()
+        for candidate in [path] if path.is_absolute() else [base / path, Path.cwd() / path]:
+            if candidate.is_file():
+                return candidate
+        raise InvalidInput(f"{where}no such file: {reference}")
+    return library.require(kind, reference, where=where)
+
+
+def _mapping(data: Any, shown: str, what: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{shown}: expected a mapping of {what} keys, got {type(data).__name__}")
+    return data
+
+
+def _validate(model: type[SpecT], data: dict[str, Any], shown: str, origins: dict[str, str], skip: set[str]) -> SpecT:
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        lines = [
+            line
+            for line in problems_of(error, model, shown, origins)
+            if not any(line.startswith(f"{shown}: {field}: required") for field in skip)
+        ]
+        raise InvalidInput(lines) from None
+
+
+def resolve_experiment(
+    data: Any, *, shown: str, base: Path, library: ConfigLibrary, overrides: dict[str, Any] | None = None
+) -> Experiment:
+    """Validate experiment data (from a file, stack config or flags), resolving its references first."""
+    raw = dict(_mapping(data, shown, "experiment"))
+    raw.update({key: value for key, value in (overrides or {}).items() if value is not None})
+    problems: list[str] = []
+    origins: dict[str, str] = {}
+    unresolved: set[str] = set()
+    for field, kind in REFERENCE_FIELDS.items():
+        value = raw.get(field)
+        if not isinstance(value, str):
+            continue
+        try:
+            path = locate(value, kind, library, base=base, where=f"{shown}: {field}: ")
+            raw[field] = read_document(path)
+            origins[field] = display_path(path)
+        except InvalidInput as error:
+            problems.extend(error.problems)
+            unresolved.add(field)
+            raw.pop(field)
+    try:
+        experiment = _validate(Experiment, raw, shown, origins, unresolved)
+    except InvalidInput as error:
+        problems.extend(error.problems)
+    if problems:
+        raise InvalidInput(problems)
+    return experiment
+
+
+def resolve_cluster(data: Any, *, shown: str, overrides: dict[str, Any] | None = None) -> Cluster:
+    """Validate cluster data (from a file, stack config or flags)."""
+    raw = dict(_mapping(data, shown, "cluster"))
+    raw.update({key: value for key, value in (overrides or {}).items() if value is not None})
+    return _validate(Cluster, raw, shown, {}, set())
+
+
+def load_experiment(
+    reference: str | Path, *, library: ConfigLibrary | None = None, overrides: dict[str, Any] | None = None
+) -> Loaded[Experiment]:
+    """An experiment from a file path or a name in the config library (``-f cartpole-ppo``)."""
+    library = library or ConfigLibrary.for_project()
+    path = locate(reference, "experiments", library, base=Path.cwd())
+    shown = display_path(path)
+    spec = resolve_experiment(read_document(path), shown=shown, base=path.parent, library=library, overrides=overrides)
+    return Loaded(spec, path)
+
+
+def load_cluster(
+    reference: str | Path, *, library: ConfigLibrary | None = None, overrides: dict[str, Any] | None = None
+) -> Loaded[Cluster]:
+    """A cluster from a file path or a name in the config library (``-f single-node-gpu``)."""
+    library = library or ConfigLibrary.for_project()
+    path = locate(reference, "clusters", library, base=Path.cwd())
+    return Loaded(resolve_cluster(read_document(path), shown=display_path(path), overrides=overrides), path)
+
+
+def is_experiment_document(data: Any) -> bool:
+    """A cluster spec has no agent and no environment; anything else is read as an experiment."""
+    return not (isinstance(data, dict) and "agent" not in data and "environment" not in data)
+
+
+def load_any(reference: str | Path, *, library: ConfigLibrary | None = None) -> Loaded[Experiment] | Loaded[Cluster]:
+    """An experiment or a cluster spec, told apart by its keys (for ``tfcli validate``)."""
+    library = library or ConfigLibrary.for_project()
+    path = Path(reference)
+    if not path.is_file() and not looks_like_path(str(reference)):
+        for kind in ("experiments", "clusters"):
+            if found := library.find(kind, str(reference)):
+                path = found
+                break
+    data = read_document(path)
+    if is_experiment_document(data):
+        shown = display_path(path)
+        return Loaded(resolve_experiment(data, shown=shown, base=path.parent, library=library), path)
+    return Loaded(resolve_cluster(data, shown=display_path(path)), path)
+
+
+def to_data(spec: BaseModel) -> dict[str, Any]:
+    """The fully resolved spec as plain data (what stack config and ``experiment.yaml`` hold)."""
+    return spec.model_dump(mode="json", exclude_none=True)
+
+
+def to_yaml(spec: BaseModel) -> str:
+    """The fully resolved spec as YAML, keys in the model's order."""
+    return yaml.safe_dump(to_data(spec), sort_keys=False, default_flow_style=False, allow_unicode=True)

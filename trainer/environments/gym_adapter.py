@@ -1,0 +1,118 @@
+"""A gymnasium level behind TensorForce 0.6's environment interface.
+
+TensorForce's own gym wrapper imports ``gym`` and breaks on gym >= 0.23, so the trainer talks to gymnasium
+through this adapter instead. It deliberately does not subclass ``tensorforce.Environment``: environment-worker
+processes import only gymnasium, never TensorFlow.
+
+Episode length is counted here, in agent steps: the level's registered time limit is taken off and re-applied by
+the adapter (divided by the frames one step skips, for Atari preprocessing), so that an experiment's
+``max_timesteps_per_episode`` can lift or lower it and every time limit reads as ``terminal == 2``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from tfcli.errors import InvalidInput, TfcliError
+from tfcli.spec.environment import GymnasiumEnvironment
+from trainer.environments.levels import level_spec
+from trainer.environments.spaces import action_spec, state_spec
+from trainer.environments.wrappers import apply_wrappers
+
+RUNNING, TERMINATED, TRUNCATED = 0, 1, 2
+
+
+def _frames_per_step(spec: GymnasiumEnvironment) -> int:
+    frames = 1
+    for wrapper in spec.wrappers:
+        if wrapper.type == "atari_preprocessing":
+            frames *= int((wrapper.model_extra or {}).get("frame_skip", 4))
+    return frames
+
+
+def _default_limit(spec: GymnasiumEnvironment, registered: int | None) -> int | None:
+    """The level's own episode limit, in agent steps."""
+    if registered is None:
+        return None
+    return math.ceil(registered / _frames_per_step(spec))
+
+
+class GymnasiumAdapter:
+    """One gymnasium environment, stepped by TensorForce-style ``reset`` / ``execute`` calls."""
+
+    def __init__(
+        self, spec: GymnasiumEnvironment, *, seed: int | None = None, max_episode_timesteps: int | None = None
+    ) -> None:
+        registered = level_spec(spec.level)
+        kwargs = dict(spec.kwargs)
+        # A max_episode_steps in kwargs is gymnasium's own limit (in frames of the level) and stays gymnasium's;
+        # the registry's default limit is replaced by the adapter's count of agent steps.
+        default = kwargs.get("max_episode_steps", registered.max_episode_steps)
+        unlimited = dataclasses.replace(registered, max_episode_steps=None)
+        try:
+            env = gymnasium.make(unlimited, **kwargs)
+        except TypeError as error:
+            raise InvalidInput(f"environment.kwargs: {spec.level}: {error}") from error
+        except gymnasium.error.DependencyNotInstalled as error:
+            raise TfcliError(f"environment: {spec.level} needs a package that is not installed: {error}") from error
+        try:
+            env = apply_wrappers(env, spec.wrappers)
+            self._states = state_spec(env.observation_space)
+            self._actions = action_spec(env.action_space)
+        except BaseException:
+            env.close()
+            raise
+        self._env = env
+        self._limit = max_episode_timesteps if max_episode_timesteps is not None else _default_limit(spec, default)
+        self._seed = seed
+        if seed is not None:
+            self._env.action_space.seed(seed)
+        self._timestep = 0
+
+    def states(self) -> dict[str, Any]:
+        """TensorForce's ``states`` spec, e.g. ``{"type": "float", "shape": (4,), ...}`` for CartPole."""
+        return dict(self._states)
+
+    def actions(self) -> dict[str, Any]:
+        """TensorForce's ``actions`` spec, e.g. ``{"type": "int", "shape": (), "num_values": 2}`` for CartPole."""
+        return dict(self._actions)
+
+    def max_episode_timesteps(self) -> int | None:
+        """The most agent steps an episode lasts before it is cut off (``terminal == 2``); None if unlimited."""
+        return self._limit
+
+    def reset(self) -> Any:
+        """Start an episode; the first one is seeded with the experiment's seed (gymnasium keeps its RNG after)."""
+        if self._seed is not None:
+            observation, _ = self._env.reset(seed=self._seed)
+            self._seed = None
+        else:
+            observation, _ = self._env.reset()
+        self._timestep = 0
+        return observation
+
+    def execute(self, actions: Any) -> tuple[Any, int, float]:
+        """One step: ``(states, terminal, reward)``, terminal 0 running, 1 terminated, 2 cut off by a time limit."""
+        if self._actions["type"] == "int" and np.ndim(actions) == 0:
+            actions = int(actions)  # TensorForce hands out numpy scalars; some levels want a plain int
+        observation, reward, terminated, truncated, _ = self._env.step(actions)
+        self._timestep += 1
+        if terminated:
+            terminal = TERMINATED
+        elif truncated or (self._limit is not None and self._timestep >= self._limit):
+            terminal = TRUNCATED
+        else:
+            terminal = RUNNING
+        return observation, terminal, float(reward)
+
+    def close(self) -> None:
+        """Release the level (emulator, render window)."""
+        self._env.close()
+
+    def __str__(self) -> str:
+        return str(self._env)

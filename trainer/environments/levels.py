@@ -1,0 +1,41 @@
+"""Look up a gymnasium level by name, with a did-you-mean for typos.
+
+Atari levels live in ale-py, which registers them with gymnasium only when asked; doing that here means
+``ALE/SpaceInvaders-v5`` resolves (and is suggested) like any classic-control level.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import gymnasium
+from gymnasium.envs.registration import EnvSpec
+
+from tfcli.errors import InvalidInput
+
+_ale_registered = False
+
+
+def _register_ale() -> None:
+    global _ale_registered
+    if not _ale_registered:
+        import ale_py
+
+        gymnasium.register_envs(ale_py)
+        _ale_registered = True
+
+
+def close_matches(level: str, *, n: int = 3) -> list[str]:
+    """Registered level names that look like ``level`` (case-insensitive, so ``cartpole-v1`` finds it too)."""
+    by_lower = {name.lower(): name for name in gymnasium.registry}
+    return [by_lower[m] for m in difflib.get_close_matches(level.lower(), by_lower, n=n, cutoff=0.6)]
+
+
+def level_spec(level: str) -> EnvSpec:
+    """The registry entry for ``level``, or :class:`InvalidInput` naming the closest registered levels."""
+    _register_ale()
+    if level in gymnasium.registry:
+        return gymnasium.registry[level]
+    matches = close_matches(level)
+    hint = f" (did you mean {', '.join(repr(m) for m in matches)}?)" if matches else ""
+    raise InvalidInput(f"environment.level: unknown gymnasium level '{level}'{hint}")
