@@ -11,9 +11,11 @@ from tfcli.spec.library import PROJECT_FILE
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty tfcli project (``tfcli.yaml`` and ``configs/<kind>/``), made the current folder."""
-    (tmp_path / PROJECT_FILE).write_text("project: test\n")
+    """An empty tfcli project (``tfcli.yaml``, ``configs/<kind>/``, ``experiments/``, ``stacks/``), made the cwd."""
+    (tmp_path / PROJECT_FILE).write_text("name: test\n")
     for kind in ("experiments", "clusters", "agents", "networks", "environments"):
         (tmp_path / "configs" / kind).mkdir(parents=True)
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "stacks").mkdir()
     monkeypatch.chdir(tmp_path)
     return tmp_path

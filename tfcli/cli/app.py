@@ -12,7 +12,9 @@ from typing import Annotated
 import typer
 
 from tfcli import __version__
+from tfcli.cli import experiment
 from tfcli.cli.errors import TfcliGroup
+from tfcli.cli.init import init
 from tfcli.cli.validate import validate
 
 app = typer.Typer(
@@ -44,7 +46,9 @@ def root(
         os.environ["TFCLI_DEBUG"] = "1"
 
 
+app.command("init")(init)
 app.command("validate")(validate)
+app.add_typer(experiment.app, name="experiment")
 
 
 def main() -> None:

@@ -43,6 +43,11 @@ def locate(reference: str | Path, kind: str, library: ConfigLibrary, *, base: Pa
     return library.require(kind, reference, where=where)
 
 
+def _flag(key: str) -> str:
+    """The command-line flag that overrides a spec key (``num_workers`` -> ``--num-workers``)."""
+    return "--" + key.replace("_", "-")
+
+
 def _mapping(data: Any, shown: str, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InvalidInput(f"{shown}: expected a mapping of {what} keys, got {type(data).__name__}")
@@ -66,9 +71,11 @@ def resolve_experiment(
 ) -> Experiment:
     """Validate experiment data (from a file, stack config or flags), resolving its references first."""
     raw = dict(_mapping(data, shown, "experiment"))
-    raw.update({key: value for key, value in (overrides or {}).items() if value is not None})
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    raw.update(given)
     problems: list[str] = []
-    origins: dict[str, str] = {}
+    # A problem with a value given on the command line names the flag, not the file.
+    origins: dict[str, str] = {key: _flag(key) for key in given if key not in REFERENCE_FIELDS}
     unresolved: set[str] = set()
     for field, kind in REFERENCE_FIELDS.items():
         value = raw.get(field)
@@ -94,8 +101,9 @@ def resolve_experiment(
 def resolve_cluster(data: Any, *, shown: str, overrides: dict[str, Any] | None = None) -> Cluster:
     """Validate cluster data (from a file, stack config or flags)."""
     raw = dict(_mapping(data, shown, "cluster"))
-    raw.update({key: value for key, value in (overrides or {}).items() if value is not None})
-    return _validate(Cluster, raw, shown, {}, set())
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    raw.update(given)
+    return _validate(Cluster, raw, shown, {key: _flag(key) for key in given}, set())
 
 
 def load_experiment(

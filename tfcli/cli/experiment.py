@@ -1,0 +1,252 @@
+"""``tfcli experiment ...``: create, run, watch, pause, stop and plot experiments.
+
+Commands parse options, call one library function and render the result; the work lives in
+``tfcli.experiments`` and the backends.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tfcli.cli.console import out
+from tfcli.cli.errors import TfcliGroup
+
+app = typer.Typer(cls=TfcliGroup, no_args_is_help=True, help="Create, run, watch, pause, stop and plot experiments.")
+
+Name = Annotated[str, typer.Option("--experiment", "-e", help="Experiment name (a folder under experiments/).")]
+OptionalName = Annotated[str | None, typer.Option("--experiment", "-e", help="Experiment name.")]
+Spec = Annotated[str | None, typer.Option("--file", "-f", help="Experiment spec: a path or a config-library name.")]
+Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def _context() -> Any:
+    from tfcli.experiments.store import ExperimentStore
+    from tfcli.project import open_project
+
+    return ExperimentStore(open_project())
+
+
+@app.command()
+def new(
+    file: Annotated[str, typer.Option("--file", "-f", help="Experiment spec: a path or a config-library name.")],
+    name: Annotated[str | None, typer.Option("--name", "-n", help="Name (default: the spec's).")] = None,
+    agent: Annotated[str | None, typer.Option(help="Agent: name, path (or inline in the spec).")] = None,
+    network: Annotated[str | None, typer.Option(help="Network: name or path.")] = None,
+    environment: Annotated[str | None, typer.Option(help="Environment: name or path.")] = None,
+    cluster: Annotated[str | None, typer.Option("--cluster", "-c", help="Cluster: name or path.")] = None,
+    episodes: Annotated[int | None, typer.Option(help="Episode budget (all workers).")] = None,
+    total_timesteps: Annotated[int | None, typer.Option(help="Timestep budget (all workers).")] = None,
+    max_timesteps_per_episode: Annotated[int | None, typer.Option(help="Cut episodes at this length.")] = None,
+    deterministic: Annotated[
+        bool | None, typer.Option("--deterministic/--stochastic", help="Act without exploration.")
+    ] = None,
+    run_mode: Annotated[str | None, typer.Option(help="single, multi-threaded or distributed.")] = None,
+    num_workers: Annotated[int | None, typer.Option("--num-workers", "-w", help="Environments / env-workers.")] = None,
+    num_parameter_servers: Annotated[int | None, typer.Option(help="0 or 1 (the learner).")] = None,
+    repeat_actions: Annotated[int | None, typer.Option(help="Repeat each action this many times.")] = None,
+    saver_frequency: Annotated[str | None, typer.Option(help="Checkpoint every 600s, 100e or 5000t.")] = None,
+    summary_frequency: Annotated[str | None, typer.Option(help="Summaries every 120s or 5000t.")] = None,
+    debug_logging: Annotated[
+        bool | None, typer.Option("--debug-logging/--no-debug-logging", help="Verbose trainer logs.")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
+    start: Annotated[bool, typer.Option("--start", help="Start it right away (as `experiment start`).")] = False,
+    local: Annotated[bool, typer.Option("--local", help="With --start: run on this machine.")] = False,
+) -> None:
+    """Create an experiment from a spec, with flags overriding the spec's keys."""
+    from tfcli.experiments.create import create_experiment
+
+    overrides = {
+        "name": name, "agent": agent, "network": network, "environment": environment, "cluster": cluster,
+        "episodes": episodes, "total_timesteps": total_timesteps,
+        "max_timesteps_per_episode": max_timesteps_per_episode, "deterministic": deterministic,
+        "run_mode": run_mode, "num_workers": num_workers, "num_parameter_servers": num_parameter_servers,
+        "repeat_actions": repeat_actions, "saver_frequency": saver_frequency,
+        "summary_frequency": summary_frequency, "debug_logging": debug_logging, "seed": seed,
+    }  # fmt: skip
+    store = _context()
+    experiment = create_experiment(store, file, overrides)
+    from tfcli.spec.documents import display_path
+
+    out.print(f"Created experiment '{experiment.name}' in {display_path(experiment.root)}")
+    if start:
+        _start(store, experiment.name, local=local, wait=None)
+    else:
+        out.print(f"Start it with `tfcli experiment start -e {experiment.name}`")
+
+
+def _start(store: Any, name: str, *, local: bool, wait: bool | None, restart: bool = False) -> None:
+    from tfcli.cli.follow import follow, report_end
+    from tfcli.experiments.run import start_experiment
+
+    launched = start_experiment(store, name, local=local, restart=restart)
+    experiment = launched.experiment
+    if launched.process is None:  # nothing to run: it had completed already
+        out.print(f"{experiment.name} has already completed (`--restart` starts it over).")
+        report_end(experiment, 0)
+        return
+    if wait is False:
+        out.print(
+            f"Started {experiment.name} in the background (pid {launched.process.pid}). "
+            f"Watch it with `tfcli experiment logs -e {experiment.name} -f` "
+            f"or `tfcli experiment status -e {experiment.name}`."
+        )
+        return
+    code = follow(experiment, launched.process)
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def start(
+    experiment: OptionalName = None,
+    file: Spec = None,
+    local: Annotated[
+        bool, typer.Option("--local", help="Run on this machine (the default without a GCP project).")
+    ] = False,
+    cluster: Annotated[str | None, typer.Option("--cluster", "-c", help="Run on this cluster (GKE).")] = None,
+    wait: Annotated[
+        bool | None,
+        typer.Option("--wait/--detach", help="Wait for the end (default locally) or return at once (default on GKE)."),
+    ] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue a paused experiment.")] = False,
+    restart: Annotated[bool, typer.Option("--restart", help="Delete earlier results and start over.")] = False,
+) -> None:
+    """Start an experiment by name (-e) or straight from a spec (-f), locally or on GKE."""
+    from tfcli.errors import InvalidInput
+    from tfcli.experiments.create import create_experiment
+
+    if (experiment is None) == (file is None):
+        raise InvalidInput("give exactly one of -e NAME (an existing experiment) or -f SPEC")
+    if resume and restart:
+        raise InvalidInput("--resume and --restart contradict each other")
+    store = _context()
+    if file is not None:
+        experiment = create_experiment(store, file, {"cluster": cluster}, replace=restart).name
+    assert experiment is not None
+    if resume:
+        from tfcli.experiments.run import require_resumable
+
+        require_resumable(store.get(experiment))
+    _start(store, experiment, local=local, wait=wait, restart=restart)
+
+
+@app.command()
+def resume(experiment: Name, wait: Annotated[bool | None, typer.Option("--wait/--detach")] = None) -> None:
+    """Continue a paused experiment from its newest checkpoint."""
+    from tfcli.experiments.run import require_resumable
+
+    store = _context()
+    require_resumable(store.get(experiment))
+    _start(store, experiment, local=False, wait=wait)
+
+
+@app.command("list")
+def list_(as_json: Json = False) -> None:
+    """All experiments of the project: backend, run mode, status, progress, mean return."""
+    from rich.table import Table
+
+    from tfcli.experiments.run import status_of
+
+    store = _context()
+    statuses = [status_of(store.get(name)) for name in store.names()]
+    if as_json:
+        out.print_json(json.dumps([s.as_json() for s in statuses]))
+        return
+    if not statuses:
+        out.print("No experiments yet: `tfcli experiment start -f cartpole-ppo` runs the quick-start one.")
+        return
+    table = Table("name", "backend", "run mode", "status", "progress", "mean return", box=None, pad_edge=False)
+    for s in statuses:
+        progress = f"{s.progress:.0%}" if s.progress is not None else "-"
+        mean = f"{s.mean_return:.1f}" if s.mean_return is not None else "-"
+        table.add_row(s.name, s.backend, s.run_mode, s.state, progress, mean)
+    out.print(table)
+
+
+@app.command()
+def status(experiment: Name, as_json: Json = False) -> None:
+    """One experiment's state, progress and result."""
+    from tfcli.experiments.run import status_of
+
+    current = status_of(_context().get(experiment))
+    if as_json:
+        out.print_json(json.dumps(current.as_json()))
+        return
+    out.print(f"[bold]{current.name}[/] ({current.run_mode}, {current.backend}): {current.state}")
+    progress = f" ({current.progress:.0%} of {current.budget})" if current.progress is not None else ""
+    out.print(f"  {current.timesteps:,} timesteps, {current.episodes:,} episodes{progress}")
+    if current.mean_return is not None:
+        out.print(f"  mean return (last 100 episodes): {current.mean_return:.1f}")
+    if current.wall_seconds:
+        out.print(f"  wall time: {current.wall_seconds:.1f} s")
+    if current.pid:
+        out.print(f"  process: {current.pid}")
+    if current.detail:
+        out.print(f"  error: {current.detail}", markup=False)
+
+
+@app.command()
+def logs(
+    experiment: Name,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing while it runs.")] = False,
+    worker: Annotated[int | None, typer.Option("--worker", help="An env-worker's log (distributed).")] = None,
+) -> None:
+    """Print the trainer's log (or an env-worker's)."""
+    from tfcli.experiments.run import follow_log
+
+    follow_log(
+        _context().get(experiment),
+        follow=follow,
+        worker=worker,
+        write=lambda text: out.print(text, end="", markup=False, highlight=False),
+    )
+
+
+@app.command()
+def pause(experiment: Name) -> None:
+    """Checkpoint and stop the run; `resume` continues it."""
+    from tfcli.experiments.run import pause_experiment
+
+    result = pause_experiment(_context().get(experiment))
+    out.print(f"Paused {experiment} at {result.get('timesteps', 0):,} timesteps (checkpoint saved).")
+
+
+@app.command()
+def stop(
+    experiment: Name,
+    no_download: Annotated[bool, typer.Option("--no-download", help="Do not download results first (GKE).")] = False,
+) -> None:
+    """Stop the experiment for good: checkpoint, end its processes (GKE: download, destroy)."""
+    from tfcli.experiments.run import stop_experiment
+
+    stop_experiment(_context().get(experiment), download=not no_download)
+    out.print(f"Stopped {experiment}; results are in experiments/{experiment}/results/")
+
+
+@app.command()
+def download(experiment: Name) -> None:
+    """Copy the experiment's results to experiments/NAME/results/."""
+    from tfcli.experiments.run import download_results
+
+    path = download_results(_context().get(experiment))
+    out.print(f"Results of {experiment} are in {path}")
+
+
+@app.command()
+def plot(
+    experiments: Annotated[list[str], typer.Option("--experiment", "-e", help="Experiment name (repeatable).")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="PNG file to write.")] = None,
+) -> None:
+    """Learning curves of one or more experiments in one PNG."""
+    from tfcli.experiments.plot import plot_learning_curves
+
+    store = _context()
+    dirs = [store.get(name) for name in experiments]
+    target = output or Path(f"{'-vs-'.join(experiments)}.png" if len(experiments) > 1 else f"{experiments[0]}.png")
+    written = plot_learning_curves(dirs, target)
+    out.print(f"Wrote {written}")

@@ -1,0 +1,93 @@
+"""Following a local run in the terminal: a progress bar fed by ``progress.jsonl``, then the result."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from tfcli.cli.console import err, out
+from tfcli.experiments.progress import ProgressReader
+from tfcli.experiments.store import ExperimentDir
+from tfcli.spec.documents import display_path
+
+PAUSED_EXIT = 143
+LOG_TAIL_LINES = 25
+
+
+def _tail(experiment: ExperimentDir) -> list[str]:
+    try:
+        lines = (experiment.logs / "trainer.log").read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+    return lines[-LOG_TAIL_LINES:]
+
+
+def follow(experiment: ExperimentDir, process: subprocess.Popen[bytes]) -> int:
+    """Show progress until the run ends; Ctrl-C pauses it (checkpoint). Returns the CLI's exit code."""
+    spec = experiment.spec()
+    total = spec.total_timesteps or spec.episodes or 0
+    unit = "timesteps" if spec.total_timesteps else "episodes"
+    reader = ProgressReader(experiment.results / "progress.jsonl")
+    interrupted = False
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=out,
+        transient=False,
+    ) as progress:
+        task = progress.add_task(f"{spec.name} ({unit})", total=total, detail="starting…")
+        while process.poll() is None:
+            try:
+                time.sleep(0.5)
+                reader.read()
+                done = reader.timesteps if unit == "timesteps" else reader.episodes
+                mean = reader.mean_return
+                detail = f"episodes {reader.episodes:,}" + (f"  mean return {mean:.1f}" if mean is not None else "")
+                progress.update(task, completed=done, detail=detail)
+            except KeyboardInterrupt:
+                if not interrupted:
+                    interrupted = True
+                    progress.update(task, detail="pausing: writing a checkpoint…")
+                    os.kill(process.pid, signal.SIGTERM)
+    return report_end(experiment, process.returncode, interrupted)
+
+
+def report_end(experiment: ExperimentDir, code: int, interrupted: bool = False) -> int:
+    """Print how the run ended and map it to the CLI's exit code."""
+    result = experiment.result()
+    status = result.get("status")
+    results = display_path(experiment.results)
+    if code == 0 and status == "completed":
+        out.print(
+            f"[green]✓[/] {experiment.name} completed: {result.get('timesteps', 0):,} timesteps, "
+            f"{result.get('episodes', 0):,} episodes in {result.get('wall_seconds', 0):.1f} s "
+            f"({result.get('timesteps_per_second', 0):,.0f} timesteps/s)"
+        )
+        if result.get("mean_return_last_100") is not None:
+            out.print(f"  mean return (last 100 episodes): {result['mean_return_last_100']:.1f}")
+        out.print(f"  learning curve: {results}/learning_curve.png")
+        out.print(f"  TensorBoard:    tensorboard --logdir {results}/summaries")
+        return 0
+    if code == PAUSED_EXIT or status == "paused":
+        out.print(
+            f"[yellow]⏸[/] {experiment.name} paused at {result.get('timesteps', 0):,} timesteps (checkpoint saved); "
+            f"resume with `tfcli experiment resume -e {experiment.name}`"
+        )
+        return 130 if interrupted else 0
+    err.print(f"[bold red]error:[/] {experiment.name} {status or 'ended'} (exit code {code})")
+    if result.get("error"):
+        err.print(f"       {escape(str(result['error']))}")
+    tail = _tail(experiment)
+    if tail:
+        err.print(f"last lines of {display_path(experiment.logs / 'trainer.log')}:")
+        for line in tail:
+            err.print(f"  {escape(line)}")
+    return 2 if code == 2 else 1

@@ -1,0 +1,23 @@
+"""Making an experiment entry from a spec and command-line overrides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tfcli.experiments.store import ExperimentDir, ExperimentStore
+from tfcli.spec import ConfigLibrary, load_experiment
+
+
+def create_experiment(
+    store: ExperimentStore, source: str, overrides: dict[str, Any], *, replace: bool = False
+) -> ExperimentDir:
+    """Resolve ``source`` (a path or a library name) with ``overrides`` and store it under its name.
+
+    Starting the same spec again reuses its experiment (and so resumes it); a different spec under an existing
+    name is refused unless ``replace``.
+    """
+    library = ConfigLibrary.for_project(store.project.root)
+    spec = load_experiment(source, library=library, overrides=overrides).spec
+    experiment = store.dir(spec.name)
+    with experiment.locked():
+        return store.write(spec, replace=replace)

@@ -1,0 +1,101 @@
+"""What an experiment is doing, read from its processes and its results — never from a stale file."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from tfcli.experiments.progress import ProgressReader
+from tfcli.experiments.store import ExperimentDir
+
+SUPERVISOR_MODULE = "tfcli.local.supervisor"
+
+
+def local_process_alive(record: dict[str, Any], experiment: ExperimentDir) -> bool:
+    """Whether the recorded supervisor still runs (and is ours: pids get reused)."""
+    pid = record.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True  # no /proc (macOS): trust the pid
+    text = [part.decode(errors="replace") for part in cmdline]
+    return SUPERVISOR_MODULE in text and str(experiment.root) in text
+
+
+@dataclass(frozen=True)
+class Status:
+    """One experiment's state as ``list`` and ``status`` show it."""
+
+    name: str
+    backend: str
+    run_mode: str
+    state: str  # new | running | paused | completed | failed | stopped | interrupted
+    timesteps: int
+    episodes: int
+    budget: str
+    progress: float | None
+    mean_return: float | None
+    wall_seconds: float | None
+    pid: int | None
+    detail: str
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _budget(spec: Any) -> tuple[str, float | None, str]:
+    parts = []
+    if spec.total_timesteps:
+        parts.append(f"{spec.total_timesteps:,} timesteps")
+    if spec.episodes:
+        parts.append(f"{spec.episodes:,} episodes")
+    return " or ".join(parts), spec.total_timesteps, "timesteps" if spec.total_timesteps else "episodes"
+
+
+def local_status(experiment: ExperimentDir) -> Status:
+    """The status of an experiment run (or not yet run) on this machine."""
+    spec = experiment.spec()
+    record = experiment.run_record()
+    result = experiment.result()
+    reader = ProgressReader(experiment.results / "progress.jsonl")
+    reader.read()
+    alive = local_process_alive(record, experiment)
+    if alive:
+        state = "pausing" if record.get("pause_requested") else "running"
+    elif record.get("stopped"):
+        state = "stopped"
+    elif result:
+        state = str(result.get("status", "unknown"))
+    elif record:
+        state = "interrupted"  # the process is gone and wrote no result: killed, or the machine restarted
+    else:
+        state = "new"
+    timesteps = reader.timesteps if alive or not result else int(result.get("timesteps", reader.timesteps))
+    episodes = reader.episodes if alive or not result else int(result.get("episodes", reader.episodes))
+    budget, total, _unit = _budget(spec)
+    done = [timesteps / total] if total else []
+    if spec.episodes:
+        done.append(episodes / spec.episodes)
+    mean = result.get("mean_return_last_100") if result and not alive else reader.mean_return
+    return Status(
+        name=experiment.name,
+        backend=str(record.get("backend", "local")),
+        run_mode=spec.run_mode,
+        state=state,
+        timesteps=timesteps,
+        episodes=episodes,
+        budget=budget,
+        progress=min(1.0, max(done)) if done else None,
+        mean_return=None if mean is None else float(mean),
+        wall_seconds=None if not result or alive else result.get("wall_seconds"),
+        pid=record.get("pid") if alive else None,
+        detail=str(result.get("error", "")) if state == "failed" else "",
+    )

@@ -1,0 +1,134 @@
+"""The experiments of a project on disk: ``experiments/<name>/`` with the resolved spec and the run's files.
+
+Layout of one experiment folder:
+
+- ``experiment.yaml`` — the fully resolved spec (what the trainer and the stack run);
+- ``results/`` — the trainer's output (checkpoints, summaries, progress.jsonl, result.json, learning_curve.png);
+- ``logs/`` — the trainer's and the environment workers' output of local runs;
+- ``run.json`` — which backend ran it last and, locally, the supervising process;
+- ``.lock`` — held while a tfcli command changes the experiment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tfcli.errors import InvalidInput, TfcliError
+from tfcli.fileio import write_atomic
+from tfcli.locking import exclusive
+from tfcli.project import ProjectDir
+from tfcli.spec import ConfigLibrary, Experiment, resolve_experiment, to_data, to_yaml
+from tfcli.spec.base import check_dns_name
+from tfcli.spec.documents import display_path, read_document
+
+
+def checked_name(name: str, what: str = "experiment") -> str:
+    """A Kubernetes/DNS-safe name, or an ``InvalidInput`` saying how to fix it."""
+    try:
+        return check_dns_name(name)
+    except ValueError as error:
+        raise InvalidInput(f"{what} name: {error}") from None
+
+
+@dataclass(frozen=True)
+class ExperimentDir:
+    """One experiment's folder."""
+
+    root: Path
+
+    @property
+    def name(self) -> str:
+        return self.root.name
+
+    @property
+    def spec_file(self) -> Path:
+        return self.root / "experiment.yaml"
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def run_file(self) -> Path:
+        return self.root / "run.json"
+
+    def exists(self) -> bool:
+        return self.spec_file.is_file()
+
+    def spec(self) -> Experiment:
+        """The stored resolved spec (validated again: the file may have been edited by hand)."""
+        data = read_document(self.spec_file)
+        return resolve_experiment(data, shown=display_path(self.spec_file), base=self.root, library=ConfigLibrary(()))
+
+    def run_record(self) -> dict[str, Any]:
+        """What the last ``start`` recorded (empty when never started)."""
+        try:
+            return dict(json.loads(self.run_file.read_text()))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {}
+
+    def write_run_record(self, record: dict[str, Any]) -> None:
+        write_atomic(self.run_file, json.dumps(record, indent=2) + "\n")
+
+    def result(self) -> dict[str, Any]:
+        """``results/result.json`` (empty until the trainer has written one)."""
+        try:
+            return dict(json.loads((self.results / "result.json").read_text()))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {}
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        with exclusive(self.root / ".lock", f"experiment '{self.name}'"):
+            yield
+
+
+class ExperimentStore:
+    """All experiments of one project."""
+
+    def __init__(self, project: ProjectDir) -> None:
+        self.project = project
+
+    def dir(self, name: str) -> ExperimentDir:
+        return ExperimentDir(self.project.experiment_dir(checked_name(name)))
+
+    def names(self) -> list[str]:
+        folder = self.project.experiments
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if (p / "experiment.yaml").is_file())
+
+    def get(self, name: str) -> ExperimentDir:
+        """An existing experiment; an unknown name is an ``InvalidInput`` listing the known ones."""
+        experiment = self.dir(name)
+        if not experiment.exists():
+            known = ", ".join(self.names()) or "none yet"
+            raise InvalidInput(
+                f"no experiment named '{name}' in this project (known: {known})",
+                hint="create it with `tfcli experiment new -f SPEC -n NAME`, or start one with `-f SPEC`",
+            )
+        return experiment
+
+    def write(self, spec: Experiment, *, replace: bool = False) -> ExperimentDir:
+        """Store a resolved spec as ``experiments/<name>/experiment.yaml`` (atomically).
+
+        An existing experiment with a different spec is kept unless ``replace``: silently changing what a
+        half-trained experiment trains would make its results meaningless.
+        """
+        experiment = self.dir(spec.name)
+        if experiment.exists() and not replace and to_data(experiment.spec()) != to_data(spec):
+            raise TfcliError(
+                f"experiment '{spec.name}' already exists with a different spec ({display_path(experiment.spec_file)})",
+                hint="pick another name with -n, or start over with --restart (deletes its results)",
+            )
+        write_atomic(experiment.spec_file, to_yaml(spec))
+        return experiment

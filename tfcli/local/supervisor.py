@@ -1,0 +1,132 @@
+"""The process that runs one local experiment: env-workers (distributed), the trainer, and the clean-up.
+
+``python -m tfcli.local.supervisor EXPERIMENT_DIR`` is what ``tfcli experiment start`` launches, in a session of
+its own, whether the CLI waits for it or not. Keeping the trainer and its env-workers under one parent means
+``pause`` and ``stop`` signal one process, the workers never outlive the learner, and a detached run needs no
+CLI process alive. The exit code is the trainer's (0 completed, 143 paused, 1 failed, 2 invalid spec).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+
+WORKER_STOP_SECONDS = 10.0
+
+
+def free_port() -> int:
+    """A port on loopback that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_listening(port: int, process: subprocess.Popen[bytes], timeout: float) -> None:
+    """Block until an env-worker accepts connections (or died, or ``timeout`` passed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+
+
+def learner_command(spec: Path, results: Path, ports: list[int]) -> list[str]:
+    command = [sys.executable, "-m", "trainer", "run", "--spec", str(spec), "--output", str(results)]
+    if ports:
+        command += ["--workers", ",".join(f"127.0.0.1:{port}" for port in ports)]
+    return command
+
+
+def worker_command(spec: Path, port: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "trainer",
+        "env-worker",
+        "--spec",
+        str(spec),
+        "--port",
+        str(port),
+        "--host",
+        "127.0.0.1",
+    ]
+
+
+def stop_all(processes: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM, then SIGKILL whatever is still alive after a grace period."""
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    deadline = time.monotonic() + WORKER_STOP_SECONDS
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def supervise(root: Path) -> int:
+    """Run the experiment in ``root`` (an ``experiments/<name>/`` folder) to the trainer's exit."""
+    from tfcli.experiments.store import ExperimentDir
+
+    experiment = ExperimentDir(root)
+    spec = experiment.spec()
+    experiment.logs.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, TRAINER_TOKEN=os.environ.get("TRAINER_TOKEN") or secrets.token_hex(32))
+    workers: list[subprocess.Popen[bytes]] = []
+    ports: list[int] = []
+    learner: subprocess.Popen[bytes] | None = None
+    stopping = False
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+        if learner is not None and learner.poll() is None:
+            learner.send_signal(signal.SIGTERM)  # the trainer checkpoints and exits 143
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    try:
+        if spec.run_mode == "distributed":
+            for index in range(spec.num_workers):
+                port = free_port()
+                log = open(experiment.logs / f"env-worker-{index}.log", "ab")  # noqa: SIM115 - child owns it
+                workers.append(
+                    subprocess.Popen(
+                        worker_command(experiment.spec_file, port), stdout=log, stderr=subprocess.STDOUT, env=env
+                    )
+                )
+                ports.append(port)
+            for port, worker in zip(ports, workers, strict=True):
+                wait_listening(port, worker, timeout=60)
+        if stopping:
+            return 143
+        learner = subprocess.Popen(learner_command(experiment.spec_file, experiment.results, ports), env=env)
+        while True:
+            try:
+                return learner.wait()
+            except InterruptedError:  # pragma: no cover - PEP 475 retries waits; kept for clarity
+                continue
+    finally:
+        stop_all(workers)
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        print("usage: python -m tfcli.local.supervisor EXPERIMENT_DIR", file=sys.stderr)
+        raise SystemExit(2)
+    raise SystemExit(supervise(Path(sys.argv[1])))
+
+
+if __name__ == "__main__":
+    main()

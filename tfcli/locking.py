@@ -1,0 +1,38 @@
+"""One command at a time per experiment (or cluster): a second one is refused, not interleaved."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from tfcli.errors import TfcliError
+
+
+@contextlib.contextmanager
+def exclusive(lock_file: Path, what: str) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_file`` for the block; refuse at once if another process holds it.
+
+    ``flock`` locks vanish with the process that held them, so a crashed command never leaves a stale lock.
+    """
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(lock_file, "a+")  # noqa: SIM115 - closed in finally, after the lock is released
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise TfcliError(
+                f"{what} is busy: another tfcli command ({holder}) is acting on it",
+                hint="wait for that command to finish, then try again",
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        yield
+    finally:
+        handle.close()

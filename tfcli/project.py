@@ -1,0 +1,121 @@
+"""A tfcli project: the folder holding ``tfcli.yaml``, ``configs/``, ``experiments/``, ``stacks/`` and ``Pulumi.yaml``.
+
+``tfcli.yaml`` records the GCP project and location, the Pulumi state backend and how to authenticate. With no
+GCP project, experiments run on this machine (the local backend) — what a newcomer without a cloud account gets.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from tfcli.errors import InvalidInput, TfcliError
+from tfcli.spec.base import DnsName
+from tfcli.spec.documents import display_path, read_document
+from tfcli.spec.errors import problems_of
+from tfcli.spec.library import PROJECT_FILE, find_project_root
+
+DEFAULT_LOCATION = "us-central1"
+_GCP_PROJECT = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+
+
+class Project(BaseModel):
+    """The settings in ``tfcli.yaml``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: DnsName
+    gcp_project: str | None = Field(default=None, description="None: run experiments on this machine")
+    location: str = DEFAULT_LOCATION
+    state_backend: str = Field(default="file://./.pulumi", description="file://... or gs://bucket[/prefix]")
+    credentials: Literal["application-default", "key-file"] = "application-default"
+    key_file: str | None = Field(default=None, description="path only; the key itself goes in as a Pulumi secret")
+
+    @field_validator("gcp_project")
+    @classmethod
+    def _project_id(cls, value: str | None) -> str | None:
+        if value is not None and not _GCP_PROJECT.match(value):
+            raise ValueError(
+                f"'{value}' is not a GCP project ID (6-30 characters: lowercase letters, digits and '-', "
+                "starting with a letter)"
+            )
+        return value
+
+    @field_validator("state_backend")
+    @classmethod
+    def _backend(cls, value: str) -> str:
+        if not value.startswith(("file://", "gs://")):
+            raise ValueError(f"'{value}' is not a Pulumi state backend this tool supports (file://... or gs://...)")
+        return value
+
+    @property
+    def default_backend(self) -> Literal["local", "gke"]:
+        """Where ``experiment start`` runs when not told: GKE only once a GCP project is configured."""
+        return "gke" if self.gcp_project else "local"
+
+
+class ProjectDir:
+    """A project on disk: its settings and where everything lives."""
+
+    def __init__(self, root: Path, settings: Project) -> None:
+        self.root = root
+        self.settings = settings
+
+    @property
+    def experiments(self) -> Path:
+        return self.root / "experiments"
+
+    @property
+    def stacks(self) -> Path:
+        return self.root / "stacks"
+
+    @property
+    def configs(self) -> Path:
+        return self.root / "configs"
+
+    def experiment_dir(self, name: str) -> Path:
+        return self.experiments / name
+
+
+def read_settings(path: Path) -> Project:
+    """Validate ``tfcli.yaml``; problems come back as ``tfcli.yaml: <field>: <message>`` lines."""
+    data = read_document(path)
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{display_path(path)}: expected a mapping of project settings")
+    try:
+        return Project.model_validate(data)
+    except ValidationError as error:
+        raise InvalidInput(problems_of(error, Project, display_path(path), {})) from None
+
+
+def settings_yaml(settings: Project) -> str:
+    """``tfcli.yaml`` with a comment per setting, so the file explains itself."""
+    data = settings.model_dump(mode="json")
+    comments = {
+        "gcp_project": "GCP project ID; null runs every experiment on this machine (tfcli experiment start --local)",
+        "location": "GCP region or zone for clusters that name none",
+        "state_backend": "Pulumi state: file://./.pulumi (this folder) or gs://BUCKET/PREFIX (shared by a team)",
+        "credentials": "application-default (gcloud auth application-default login) or key-file",
+        "key_file": "with credentials: key-file, the key's path; tfcli passes it to Pulumi as a secret, never plain",
+    }
+    lines = ["# tfcli project settings (written by `tfcli init`)."]
+    for key, value in data.items():
+        if key in comments:
+            lines.append(f"# {comments[key]}")
+        lines.append(yaml.safe_dump({key: value}, default_flow_style=False).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def open_project(start: Path | None = None) -> ProjectDir:
+    """The project containing ``start`` (default: the current folder); an error says how to make one."""
+    root = find_project_root(start)
+    if root is None:
+        raise TfcliError(
+            f"{display_path(start or Path.cwd())} is not inside a tfcli project (no {PROJECT_FILE} here or above)",
+            hint="create one with `tfcli init`",
+        )
+    return ProjectDir(root, read_settings(root / PROJECT_FILE))
