@@ -24,6 +24,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: typer's rich help formatter costs more start-up than all of tfcli
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

@@ -6,7 +6,6 @@ import os
 from typing import Any
 
 import typer
-from rich.markup import escape
 from typer.core import TyperGroup
 
 from tfcli.cli.console import err
@@ -20,9 +19,11 @@ def debug_enabled() -> bool:
 
 def report(error: TfcliError) -> None:
     """Print the error's lines to stderr, prefixed so they stand out from normal output."""
+    from rich.markup import escape
+
     for index, line in enumerate(error.lines()):
         prefix = "[bold red]error:[/] " if index == 0 else "       "
-        err.print(prefix + escape(line))
+        err().print(prefix + escape(line))
 
 
 class TfcliGroup(TyperGroup):
@@ -39,11 +40,13 @@ class TfcliGroup(TyperGroup):
         except (typer.Exit, typer.Abort, typer.TyperException, SystemExit):
             raise
         except KeyboardInterrupt:
-            err.print("[yellow]interrupted[/]")
+            err().print("[yellow]interrupted[/]")
             raise SystemExit(130) from None
         except Exception as error:  # a bug: say so briefly, the traceback is one flag away
             if debug_enabled():
                 raise
-            err.print(f"[bold red]internal error:[/] {escape(type(error).__name__)}: {escape(str(error))}")
-            err.print("       run again with --debug (or TFCLI_DEBUG=1) for the traceback, and please report it")
+            from rich.markup import escape
+
+            err().print(f"[bold red]internal error:[/] {escape(type(error).__name__)}: {escape(str(error))}")
+            err().print("       run again with --debug (or TFCLI_DEBUG=1) for the traceback, and please report it")
             raise SystemExit(1) from None

@@ -15,7 +15,12 @@ import typer
 from tfcli.cli.console import out
 from tfcli.cli.errors import TfcliGroup
 
-app = typer.Typer(cls=TfcliGroup, no_args_is_help=True, help="Create, run, watch, pause, stop and plot experiments.")
+app = typer.Typer(
+    cls=TfcliGroup,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Create, run, watch, pause, stop and plot experiments.",
+)
 
 Name = Annotated[str, typer.Option("--experiment", "-e", help="Experiment name (a folder under experiments/).")]
 OptionalName = Annotated[str | None, typer.Option("--experiment", "-e", help="Experiment name.")]
@@ -72,11 +77,11 @@ def new(
     experiment = create_experiment(store, file, overrides)
     from tfcli.spec.documents import display_path
 
-    out.print(f"Created experiment '{experiment.name}' in {display_path(experiment.root)}")
+    out().print(f"Created experiment '{experiment.name}' in {display_path(experiment.root)}")
     if start:
         _start(store, experiment.name, local=local, wait=None)
     else:
-        out.print(f"Start it with `tfcli experiment start -e {experiment.name}`")
+        out().print(f"Start it with `tfcli experiment start -e {experiment.name}`")
 
 
 def _start(store: Any, name: str, *, local: bool, wait: bool | None, restart: bool = False) -> None:
@@ -86,11 +91,11 @@ def _start(store: Any, name: str, *, local: bool, wait: bool | None, restart: bo
     launched = start_experiment(store, name, local=local, restart=restart)
     experiment = launched.experiment
     if launched.process is None:  # nothing to run: it had completed already
-        out.print(f"{experiment.name} has already completed (`--restart` starts it over).")
+        out().print(f"{experiment.name} has already completed (`--restart` starts it over).")
         report_end(experiment, 0)
         return
     if wait is False:
-        out.print(
+        out().print(
             f"Started {experiment.name} in the background (pid {launched.process.pid}). "
             f"Watch it with `tfcli experiment logs -e {experiment.name} -f` "
             f"or `tfcli experiment status -e {experiment.name}`."
@@ -148,24 +153,24 @@ def resume(experiment: Name, wait: Annotated[bool | None, typer.Option("--wait/-
 @app.command("list")
 def list_(as_json: Json = False) -> None:
     """All experiments of the project: backend, run mode, status, progress, mean return."""
-    from rich.table import Table
-
     from tfcli.experiments.run import status_of
 
     store = _context()
     statuses = [status_of(store.get(name)) for name in store.names()]
     if as_json:
-        out.print_json(json.dumps([s.as_json() for s in statuses]))
+        out().print_json(json.dumps([s.as_json() for s in statuses]))
         return
+    from rich.table import Table
+
     if not statuses:
-        out.print("No experiments yet: `tfcli experiment start -f cartpole-ppo` runs the quick-start one.")
+        out().print("No experiments yet: `tfcli experiment start -f cartpole-ppo` runs the quick-start one.")
         return
     table = Table("name", "backend", "run mode", "status", "progress", "mean return", box=None, pad_edge=False)
     for s in statuses:
         progress = f"{s.progress:.0%}" if s.progress is not None else "-"
         mean = f"{s.mean_return:.1f}" if s.mean_return is not None else "-"
         table.add_row(s.name, s.backend, s.run_mode, s.state, progress, mean)
-    out.print(table)
+    out().print(table)
 
 
 @app.command()
@@ -175,19 +180,19 @@ def status(experiment: Name, as_json: Json = False) -> None:
 
     current = status_of(_context().get(experiment))
     if as_json:
-        out.print_json(json.dumps(current.as_json()))
+        out().print_json(json.dumps(current.as_json()))
         return
-    out.print(f"[bold]{current.name}[/] ({current.run_mode}, {current.backend}): {current.state}")
+    out().print(f"[bold]{current.name}[/] ({current.run_mode}, {current.backend}): {current.state}")
     progress = f" ({current.progress:.0%} of {current.budget})" if current.progress is not None else ""
-    out.print(f"  {current.timesteps:,} timesteps, {current.episodes:,} episodes{progress}")
+    out().print(f"  {current.timesteps:,} timesteps, {current.episodes:,} episodes{progress}")
     if current.mean_return is not None:
-        out.print(f"  mean return (last 100 episodes): {current.mean_return:.1f}")
+        out().print(f"  mean return (last 100 episodes): {current.mean_return:.1f}")
     if current.wall_seconds:
-        out.print(f"  wall time: {current.wall_seconds:.1f} s")
+        out().print(f"  wall time: {current.wall_seconds:.1f} s")
     if current.pid:
-        out.print(f"  process: {current.pid}")
+        out().print(f"  process: {current.pid}")
     if current.detail:
-        out.print(f"  error: {current.detail}", markup=False)
+        out().print(f"  error: {current.detail}", markup=False)
 
 
 @app.command()
@@ -203,7 +208,7 @@ def logs(
         _context().get(experiment),
         follow=follow,
         worker=worker,
-        write=lambda text: out.print(text, end="", markup=False, highlight=False),
+        write=lambda text: out().print(text, end="", markup=False, highlight=False),
     )
 
 
@@ -213,7 +218,7 @@ def pause(experiment: Name) -> None:
     from tfcli.experiments.run import pause_experiment
 
     result = pause_experiment(_context().get(experiment))
-    out.print(f"Paused {experiment} at {result.get('timesteps', 0):,} timesteps (checkpoint saved).")
+    out().print(f"Paused {experiment} at {result.get('timesteps', 0):,} timesteps (checkpoint saved).")
 
 
 @app.command()
@@ -225,7 +230,7 @@ def stop(
     from tfcli.experiments.run import stop_experiment
 
     stop_experiment(_context().get(experiment), download=not no_download)
-    out.print(f"Stopped {experiment}; results are in experiments/{experiment}/results/")
+    out().print(f"Stopped {experiment}; results are in experiments/{experiment}/results/")
 
 
 @app.command()
@@ -234,7 +239,7 @@ def download(experiment: Name) -> None:
     from tfcli.experiments.run import download_results
 
     path = download_results(_context().get(experiment))
-    out.print(f"Results of {experiment} are in {path}")
+    out().print(f"Results of {experiment} are in {path}")
 
 
 @app.command()
@@ -249,4 +254,4 @@ def plot(
     dirs = [store.get(name) for name in experiments]
     target = output or Path(f"{'-vs-'.join(experiments)}.png" if len(experiments) > 1 else f"{experiments[0]}.png")
     written = plot_learning_curves(dirs, target)
-    out.print(f"Wrote {written}")
+    out().print(f"Wrote {written}")

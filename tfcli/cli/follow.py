@@ -40,7 +40,7 @@ def follow(experiment: ExperimentDir, process: subprocess.Popen[bytes]) -> int:
         MofNCompleteColumn(),
         TextColumn("{task.fields[detail]}"),
         TimeElapsedColumn(),
-        console=out,
+        console=out(),
         transient=False,
     ) as progress:
         task = progress.add_task(f"{spec.name} ({unit})", total=total, detail="starting…")
@@ -66,28 +66,28 @@ def report_end(experiment: ExperimentDir, code: int, interrupted: bool = False) 
     status = result.get("status")
     results = display_path(experiment.results)
     if code == 0 and status == "completed":
-        out.print(
+        out().print(
             f"[green]✓[/] {experiment.name} completed: {result.get('timesteps', 0):,} timesteps, "
             f"{result.get('episodes', 0):,} episodes in {result.get('wall_seconds', 0):.1f} s "
             f"({result.get('timesteps_per_second', 0):,.0f} timesteps/s)"
         )
         if result.get("mean_return_last_100") is not None:
-            out.print(f"  mean return (last 100 episodes): {result['mean_return_last_100']:.1f}")
-        out.print(f"  learning curve: {results}/learning_curve.png")
-        out.print(f"  TensorBoard:    tensorboard --logdir {results}/summaries")
+            out().print(f"  mean return (last 100 episodes): {result['mean_return_last_100']:.1f}")
+        out().print(f"  learning curve: {results}/learning_curve.png")
+        out().print(f"  TensorBoard:    tensorboard --logdir {results}/summaries")
         return 0
     if code == PAUSED_EXIT or status == "paused":
-        out.print(
+        out().print(
             f"[yellow]⏸[/] {experiment.name} paused at {result.get('timesteps', 0):,} timesteps (checkpoint saved); "
             f"resume with `tfcli experiment resume -e {experiment.name}`"
         )
         return 130 if interrupted else 0
-    err.print(f"[bold red]error:[/] {experiment.name} {status or 'ended'} (exit code {code})")
+    err().print(f"[bold red]error:[/] {experiment.name} {status or 'ended'} (exit code {code})")
     if result.get("error"):
-        err.print(f"       {escape(str(result['error']))}")
+        err().print(f"       {escape(str(result['error']))}")
     tail = _tail(experiment)
     if tail:
-        err.print(f"last lines of {display_path(experiment.logs / 'trainer.log')}:")
+        err().print(f"last lines of {display_path(experiment.logs / 'trainer.log')}:")
         for line in tail:
-            err.print(f"  {escape(line)}")
+            err().print(f"  {escape(line)}")
     return 2 if code == 2 else 1

@@ -44,18 +44,18 @@ def init(
     )
     settings = report.settings
     verb = "Updated" if report.kept else "Created"
-    out.print(f"{verb} tfcli project '{settings.name}' in {report.root}")
+    out().print(f"{verb} tfcli project '{settings.name}' in {report.root}")
     if report.created:
-        out.print(f"  added {len(report.created)} file(s)")
+        out().print(f"  added {len(report.created)} file(s)")
     if report.restored:
-        out.print(f"  restored {len(report.restored)} bundled config file(s): {', '.join(report.restored)}")
+        out().print(f"  restored {len(report.restored)} bundled config file(s): {', '.join(report.restored)}")
     if report.updated_settings:
-        out.print(f"  changed settings: {', '.join(report.updated_settings)}")
+        out().print(f"  changed settings: {', '.join(report.updated_settings)}")
     changed_configs = [k for k in report.kept if k.startswith("configs/")]
     if changed_configs:
-        out.print(f"  kept {len(changed_configs)} config file(s) you changed (--force restores them)")
+        out().print(f"  kept {len(changed_configs)} config file(s) you changed (--force restores them)")
     if settings.gcp_project:
-        out.print(
+        out().print(
             f"  GCP project {settings.gcp_project} in {settings.location}; Pulumi state in {settings.state_backend}"
         )
         auth = (
@@ -63,7 +63,7 @@ def init(
             if settings.credentials == "key-file"
             else "gcloud auth application-default login"
         )
-        out.print(f"  authentication: {auth}")
+        out().print(f"  authentication: {auth}")
     else:
-        out.print("  no GCP project: experiments run on this machine (add one with `tfcli init -r PROJECT_ID`)")
-    out.print("Next: tfcli experiment start -f cartpole-ppo")
+        out().print("  no GCP project: experiments run on this machine (add one with `tfcli init -r PROJECT_ID`)")
+    out().print("Next: tfcli experiment start -f cartpole-ppo")

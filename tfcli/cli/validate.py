@@ -34,15 +34,15 @@ def validate(
         except InvalidInput as error:
             invalid += 1
             for line in error.problems:
-                err.print(f"[bold red]invalid:[/] {escape(line)}")
+                err().print(f"[bold red]invalid:[/] {escape(line)}")
             continue
         kind = "experiment" if isinstance(loaded.spec, Experiment) else "cluster"
-        err.print(f"[green]valid:[/] {escape(str(file))} ({kind} '{escape(loaded.spec.name)}')")
+        err().print(f"[green]valid:[/] {escape(str(file))} ({kind} '{escape(loaded.spec.name)}')")
         if not quiet:
             if index:
-                out.print("---")
-            out.print(f"# {kind} spec resolved from {file}", markup=False)
-            out.print(to_yaml(loaded.spec), markup=False, end="")
+                out().print("---")
+            out().print(f"# {kind} spec resolved from {file}", markup=False)
+            out().print(to_yaml(loaded.spec), markup=False, end="")
     if invalid:
-        err.print(f"{invalid} of {len(files)} spec file(s) invalid")
+        err().print(f"{invalid} of {len(files)} spec file(s) invalid")
         raise typer.Exit(2)

@@ -51,18 +51,18 @@ class Status:
         return asdict(self)
 
 
-def _budget(spec: Any) -> tuple[str, float | None, str]:
+def _budget(spec: dict[str, Any]) -> str:
     parts = []
-    if spec.total_timesteps:
-        parts.append(f"{spec.total_timesteps:,} timesteps")
-    if spec.episodes:
-        parts.append(f"{spec.episodes:,} episodes")
-    return " or ".join(parts), spec.total_timesteps, "timesteps" if spec.total_timesteps else "episodes"
+    if spec.get("total_timesteps"):
+        parts.append(f"{spec['total_timesteps']:,} timesteps")
+    if spec.get("episodes"):
+        parts.append(f"{spec['episodes']:,} episodes")
+    return " or ".join(parts)
 
 
 def local_status(experiment: ExperimentDir) -> Status:
     """The status of an experiment run (or not yet run) on this machine."""
-    spec = experiment.spec()
+    spec = experiment.spec_data()  # the resolved spec tfcli wrote; listing must not pay for validating it
     record = experiment.run_record()
     result = experiment.result()
     reader = ProgressReader(experiment.results / "progress.jsonl")
@@ -80,19 +80,18 @@ def local_status(experiment: ExperimentDir) -> Status:
         state = "new"
     timesteps = reader.timesteps if alive or not result else int(result.get("timesteps", reader.timesteps))
     episodes = reader.episodes if alive or not result else int(result.get("episodes", reader.episodes))
-    budget, total, _unit = _budget(spec)
-    done = [timesteps / total] if total else []
-    if spec.episodes:
-        done.append(episodes / spec.episodes)
+    done = [timesteps / int(spec["total_timesteps"])] if spec.get("total_timesteps") else []
+    if spec.get("episodes"):
+        done.append(episodes / int(spec["episodes"]))
     mean = result.get("mean_return_last_100") if result and not alive else reader.mean_return
     return Status(
         name=experiment.name,
         backend=str(record.get("backend", "local")),
-        run_mode=spec.run_mode,
+        run_mode=str(spec.get("run_mode", "single")),
         state=state,
         timesteps=timesteps,
         episodes=episodes,
-        budget=budget,
+        budget=_budget(spec),
         progress=min(1.0, max(done)) if done else None,
         mean_return=None if mean is None else float(mean),
         wall_seconds=None if not result or alive else result.get("wall_seconds"),

@@ -16,15 +16,17 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.fileio import write_atomic
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
-from tfcli.spec import ConfigLibrary, Experiment, resolve_experiment, to_data, to_yaml
 from tfcli.spec.base import check_dns_name
 from tfcli.spec.documents import display_path, read_document
+
+if TYPE_CHECKING:
+    from tfcli.spec.experiment import Experiment
 
 
 def checked_name(name: str, what: str = "experiment") -> str:
@@ -64,8 +66,16 @@ class ExperimentDir:
     def exists(self) -> bool:
         return self.spec_file.is_file()
 
+    def spec_data(self) -> dict[str, Any]:
+        """The stored resolved spec as plain data, unvalidated (for listings, which must stay fast)."""
+        data = read_document(self.spec_file)
+        return data if isinstance(data, dict) else {}
+
     def spec(self) -> Experiment:
-        """The stored resolved spec (validated again: the file may have been edited by hand)."""
+        """The stored resolved spec, validated again (the file may have been edited by hand)."""
+        from tfcli.spec.library import ConfigLibrary
+        from tfcli.spec.loader import resolve_experiment
+
         data = read_document(self.spec_file)
         return resolve_experiment(data, shown=display_path(self.spec_file), base=self.root, library=ConfigLibrary(()))
 
@@ -124,6 +134,8 @@ class ExperimentStore:
         An existing experiment with a different spec is kept unless ``replace``: silently changing what a
         half-trained experiment trains would make its results meaningless.
         """
+        from tfcli.spec.loader import to_data, to_yaml
+
         experiment = self.dir(spec.name)
         if experiment.exists() and not replace and to_data(experiment.spec()) != to_data(spec):
             raise TfcliError(
