@@ -36,7 +36,9 @@ def upload(client: storage.Client, files: dict[str, bytes]) -> None:
         bucket.blob(name).upload_from_string(data)
 
 
-def test_download_copies_the_experiment_prefix_and_skips_unchanged_files(client: storage.Client, tmp_path: Path) -> None:
+def test_download_copies_the_experiment_prefix_and_skips_unchanged_files(
+    client: storage.Client, tmp_path: Path
+) -> None:
     client.create_bucket(BUCKET)
     files = {
         "exp/result.json": b'{"status": "completed"}',

@@ -1,0 +1,412 @@
+"""The one manifest builder: an Experiment (+ a small context) -> the Kubernetes objects that run it.
+
+Both the stack program (``workloads.py`` declares one Pulumi resource per object returned here) and ``render``
+(``tfcli experiment render``) call :func:`build_manifests`, so what is rendered offline is what is deployed. The only
+difference is the transport token: ``render`` writes a token it generates (or the one given), the program a secret
+Pulumi output.
+
+What runs (DESIGN.md §3, "On GKE"):
+
+- single and multi-threaded: one Job, ``learner``: ``python -m trainer run --spec ... --output /results/<name>``.
+- distributed: the ``learner`` Job (with ``--workers``) + an indexed Job ``env-workers`` (``completionMode:
+  Indexed``, parallelism = completions = ``num_workers``) behind the headless Service ``env-workers``, so worker
+  ``i`` is ``env-workers-<i>.env-workers:7000``; a Secret holds the transport token (env ``TRAINER_TOKEN``).
+
+Every Job: ``suspend`` (pause/resume), ``restartPolicy: Never`` with a podFailurePolicy that ignores exit code 143
+(the trainer checkpointed after SIGTERM: a pause, a spot reclaim or a node drain — not a failure) and pod
+disruptions, and fails the Job at once on exit code 2 (an invalid spec does not get better by retrying); 120 s of
+grace to checkpoint; non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp; requests
+and limits on every container (the injected GCS FUSE sidecar's through its annotations).
+
+Results: the experiment's bucket is mounted at ``/results`` through the GKE Cloud Storage FUSE CSI driver (an
+ephemeral CSI volume; pod annotation ``gke-gcsfuse/volumes: "true"``). The trainer marks a finished checkpoint with
+a completion-marker file instead of renaming a directory (FUSE has no atomic directory rename), so a checkpoint cut
+short by preemption is never taken for a good one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infra import naming
+from infra.image import default_image
+from infra.shapes import Shape, machine_shape
+from tfcli.errors import InvalidInput
+from tfcli.spec import Experiment, to_yaml
+
+RUN_AS_USER = 1000
+GRACE_SECONDS = 120
+EXIT_PAUSED = 143  # 128 + SIGTERM: the trainer checkpointed and exited (DESIGN.md §3)
+EXIT_INVALID = 2  # the spec or a flag is invalid
+GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
+GPU_RESOURCE = "nvidia.com/gpu"
+ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+SKIP_AWAIT = "pulumi.com/skipAwait"  # pulumi-kubernetes otherwise waits for a Job to *complete* (hours)
+# A digest of the spec on each pod template: editing the spec replaces the Jobs (pod templates are immutable), and
+# the new pods resume from the last checkpoint with the new spec; pausing (suspend) changes no template.
+SPEC_DIGEST = "tfcli/spec-sha256"
+
+# The shape the learner is sized for when the experiment names no cluster (a shared cluster's pool).
+_FALLBACK_SHAPE = Shape("e2", 4, 16)
+# Requests and limits of the GCS FUSE sidecar GKE injects (it writes checkpoints; staging needs local disk).
+_FUSE_SIDECAR = {
+    "gke-gcsfuse/cpu-request": "250m",
+    "gke-gcsfuse/cpu-limit": "1",
+    "gke-gcsfuse/memory-request": "256Mi",
+    "gke-gcsfuse/memory-limit": "1Gi",
+    "gke-gcsfuse/ephemeral-storage-request": "1Gi",
+    "gke-gcsfuse/ephemeral-storage-limit": "10Gi",
+}
+
+
+@dataclass(frozen=True)
+class ManifestContext:
+    """What the manifests need besides the experiment: where they go and what they run."""
+
+    namespace: str
+    image: str
+    worker_image: str
+    bucket: str
+    service_account_email: str
+    suspend: bool = False
+    token_secret: str = naming.TOKEN_SECRET
+
+
+def context_for(
+    experiment: Experiment, *, project: str, location: str, image: str | None = None, suspend: bool = False
+) -> ManifestContext:
+    """The context the stack program uses for ``experiment`` (names from :mod:`infra.naming`)."""
+    return ManifestContext(
+        namespace=naming.namespace(experiment.name),
+        image=image or default_image(project=project, location=location, gpu=learner_gpus(experiment) > 0),
+        worker_image=image or default_image(project=project, location=location, gpu=False),
+        bucket=naming.bucket_name(experiment.name, project),
+        service_account_email=naming.service_account_email(naming.writer_account_id(experiment.name), project),
+        suspend=suspend,
+    )
+
+
+def learner_gpus(experiment: Experiment) -> int:
+    """GPUs the learner asks for: one when its cluster has GPUs (TensorForce 0.6 trains one model on one GPU)."""
+    cluster = experiment.cluster
+    return 1 if cluster is not None and (cluster.gpus_per_node or 0) > 0 else 0
+
+
+def _labels(experiment: Experiment, component: str | None = None) -> dict[str, str]:
+    labels = {"app.kubernetes.io/name": "tfcli", "app.kubernetes.io/instance": experiment.name}
+    if component:
+        labels["app.kubernetes.io/component"] = component
+    return labels
+
+
+def _meta(name: str, ctx: ManifestContext, labels: Mapping[str, str], **extra: Any) -> dict[str, Any]:
+    return {"name": name, "namespace": ctx.namespace, "labels": dict(labels), **extra}
+
+
+def _cpu(cores: float) -> str:
+    return f"{round(cores * 1000)}m"
+
+
+def _memory(gib: float) -> str:
+    return f"{math.floor(gib * 1024)}Mi"
+
+
+def learner_resources(experiment: Experiment) -> dict[str, dict[str, str]]:
+    """Requests and limits of the learner, sized from its node shape and the environments it steps itself.
+
+    Requests: a core for the agent plus one per environment it steps itself (at least one; a distributed learner
+    counts one for its transport), and 2 GiB plus 0.5 GiB per such environment — capped by what the node leaves after
+    GKE's system pods (one vCPU, 30 % of memory). Limits: that whole remainder (Burstable, so it may use the node).
+    The shape is the experiment's cluster's: on a shared cluster, give the experiment that cluster's spec.
+    """
+    cluster = experiment.cluster
+    shape = (machine_shape(cluster.machine_type) if cluster and cluster.machine_type else None) or _FALLBACK_SHAPE
+    local_envs = 0 if experiment.run_mode == "distributed" else experiment.num_environments
+    usable_cpu = max(0.5, shape.vcpus - 1)
+    usable_memory = max(1.0, shape.memory_gib * 0.7)
+    cpu = min(1 + max(local_envs, 1), usable_cpu)
+    memory = min(2 + 0.5 * max(local_envs, 1), usable_memory)
+    resources = {
+        "requests": {"cpu": _cpu(cpu), "memory": _memory(memory)},
+        "limits": {"cpu": _cpu(usable_cpu), "memory": _memory(usable_memory)},
+    }
+    if gpus := learner_gpus(experiment):
+        resources["requests"][GPU_RESOURCE] = str(gpus)
+        resources["limits"][GPU_RESOURCE] = str(gpus)
+    return resources
+
+
+WORKER_RESOURCES = {"requests": {"cpu": "1000m", "memory": "1024Mi"}, "limits": {"cpu": "1000m", "memory": "2048Mi"}}
+
+
+def _pod_security() -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": RUN_AS_USER,
+        "runAsGroup": RUN_AS_USER,
+        "fsGroup": RUN_AS_USER,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def _container_security() -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "allowPrivilegeEscalation": False,
+        "privileged": False,
+        "capabilities": {"drop": ["ALL"]},
+    }
+
+
+def _failure_policy(container: str) -> dict[str, Any]:
+    return {
+        "rules": [
+            {
+                "action": "FailJob",
+                "onExitCodes": {"containerName": container, "operator": "In", "values": [EXIT_INVALID]},
+            },
+            {
+                "action": "Ignore",
+                "onExitCodes": {"containerName": container, "operator": "In", "values": [EXIT_PAUSED]},
+            },
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+        ]
+    }
+
+
+def _token_env(ctx: ManifestContext) -> list[dict[str, Any]]:
+    return [
+        {"name": "TRAINER_TOKEN", "valueFrom": {"secretKeyRef": {"name": ctx.token_secret, "key": naming.TOKEN_KEY}}}
+    ]
+
+
+_SPEC_MOUNT = {"name": "spec", "mountPath": naming.SPEC_DIR, "readOnly": True}
+_SPEC_VOLUME = {
+    "name": "spec",
+    "configMap": {"name": naming.SPEC_CONFIG_MAP, "items": [{"key": naming.SPEC_FILE, "path": naming.SPEC_FILE}]},
+}
+_SPEC_ARGS = ["--spec", f"{naming.SPEC_DIR}/{naming.SPEC_FILE}"]
+
+
+def spec_digest(experiment: Experiment) -> str:
+    return hashlib.sha256(to_yaml(experiment).encode()).hexdigest()[:16]
+
+
+def _cpu_learner_affinity() -> dict[str, Any]:
+    def pools(*names: str) -> dict[str, Any]:
+        return {"matchExpressions": [{"key": naming.POOL_LABEL, "operator": "In", "values": list(names)}]}
+
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [pools(naming.LEARNER_POOL, naming.CPU_POOL)]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "preference": pools(naming.LEARNER_POOL)}
+            ],
+        }
+    }
+
+
+def _learner_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]:
+    distributed = experiment.run_mode == "distributed"
+    args = ["run", *_SPEC_ARGS, "--output", naming.results_path(experiment.name)]
+    if distributed:
+        args += ["--workers", ",".join(naming.worker_addresses(experiment.num_workers))]
+    labels = _labels(experiment, "learner")
+    pod: dict[str, Any] = {
+        "serviceAccountName": naming.RUNNER_SERVICE_ACCOUNT,
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": GRACE_SECONDS,
+        "securityContext": _pod_security(),
+        "containers": [
+            {
+                "name": "learner",
+                "image": ctx.image,
+                "imagePullPolicy": "IfNotPresent",
+                "args": args,
+                "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}, *(_token_env(ctx) if distributed else [])],
+                "resources": learner_resources(experiment),
+                "securityContext": _container_security(),
+                "volumeMounts": [_SPEC_MOUNT, {"name": "results", "mountPath": naming.RESULTS_DIR}],
+            }
+        ],
+        "volumes": [
+            _SPEC_VOLUME,
+            {
+                "name": "results",
+                "csi": {
+                    "driver": GCS_FUSE_DRIVER,
+                    "volumeAttributes": {
+                        "bucketName": ctx.bucket,
+                        "mountOptions": f"implicit-dirs,uid={RUN_AS_USER},gid={RUN_AS_USER}",
+                    },
+                },
+            },
+        ],
+    }
+    if learner_gpus(experiment) and experiment.cluster and experiment.cluster.gpu_type:
+        pod["nodeSelector"] = {naming.POOL_LABEL: naming.LEARNER_POOL, ACCELERATOR_LABEL: experiment.cluster.gpu_type}
+        # GKE taints GPU nodes nvidia.com/gpu=present:NoSchedule when the cluster has a non-GPU pool (ours always
+        # does); its ExtendedResourceToleration admission adds this too — written out so the manifest says it.
+        pod["tolerations"] = [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
+    else:
+        # A CPU learner prefers the learner pool and may use the CPU pool: on a shared GPU cluster the learner pool's
+        # GPU taint keeps it off the GPUs, and it runs on the CPU pool instead of waiting forever.
+        pod["affinity"] = _cpu_learner_affinity()
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": _meta(naming.LEARNER_JOB, ctx, labels, annotations={SKIP_AWAIT: "true"}),
+        "spec": {
+            "suspend": ctx.suspend,
+            "backoffLimit": 6,
+            "podFailurePolicy": _failure_policy("learner"),
+            "template": {
+                "metadata": {
+                    "labels": labels,
+                    "annotations": {
+                        SPEC_DIGEST: spec_digest(experiment),
+                        "gke-gcsfuse/volumes": "true",
+                        **_FUSE_SIDECAR,
+                    },
+                },
+                "spec": pod,
+            },
+        },
+    }
+
+
+def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]:
+    labels = _labels(experiment, "env-worker")
+    workers = experiment.num_workers
+    args = ["env-worker", *_SPEC_ARGS, "--port", str(naming.WORKER_PORT), "--host", "0.0.0.0"]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": _meta(naming.WORKERS_JOB, ctx, labels, annotations={SKIP_AWAIT: "true"}),
+        "spec": {
+            "suspend": ctx.suspend,
+            "completionMode": "Indexed",
+            "completions": workers,
+            "parallelism": workers,
+            "backoffLimit": 3 * workers,
+            "podFailurePolicy": _failure_policy("env-worker"),
+            "template": {
+                "metadata": {"labels": labels, "annotations": {SPEC_DIGEST: spec_digest(experiment)}},
+                "spec": {
+                    # Indexed pods are named <job>-<index>; with the Service as subdomain each gets a stable DNS name.
+                    "subdomain": naming.WORKERS_SERVICE,
+                    "automountServiceAccountToken": False,
+                    "restartPolicy": "Never",
+                    "terminationGracePeriodSeconds": GRACE_SECONDS,
+                    "securityContext": _pod_security(),
+                    "nodeSelector": {naming.POOL_LABEL: naming.CPU_POOL},
+                    "containers": [
+                        {
+                            "name": "env-worker",
+                            "image": ctx.worker_image,
+                            "imagePullPolicy": "IfNotPresent",
+                            "args": args,
+                            "ports": [{"name": "transport", "containerPort": naming.WORKER_PORT, "protocol": "TCP"}],
+                            "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}, *_token_env(ctx)],
+                            "resources": WORKER_RESOURCES,
+                            "securityContext": _container_security(),
+                            "volumeMounts": [_SPEC_MOUNT],
+                        }
+                    ],
+                    "volumes": [_SPEC_VOLUME],
+                },
+            },
+        },
+    }
+
+
+def build_manifests(experiment: Experiment, ctx: ManifestContext, *, token: object) -> list[dict[str, Any]]:
+    """The Kubernetes objects that run ``experiment``, namespace first, Jobs last.
+
+    ``token`` goes into the transport Secret (distributed mode only) as it is: a string for ``render``, a secret
+    Pulumi output in the program. Everything else is plain data.
+    """
+    base = _labels(experiment)
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ctx.namespace, "labels": base}},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": _meta(
+                naming.RUNNER_SERVICE_ACCOUNT,
+                ctx,
+                base,
+                annotations={"iam.gke.io/gcp-service-account": ctx.service_account_email},
+            ),
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": _meta(naming.SPEC_CONFIG_MAP, ctx, base),
+            "data": {naming.SPEC_FILE: to_yaml(experiment)},
+        },
+    ]
+    if experiment.run_mode == "distributed":
+        objects += [
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": _meta(ctx.token_secret, ctx, base),
+                "type": "Opaque",
+                "stringData": {naming.TOKEN_KEY: token},
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": _meta(naming.WORKERS_SERVICE, ctx, _labels(experiment, "env-worker")),
+                "spec": {
+                    "clusterIP": "None",
+                    # Workers resolve before they are ready, so the learner can connect as soon as they listen.
+                    "publishNotReadyAddresses": True,
+                    "selector": _labels(experiment, "env-worker"),
+                    "ports": [{"name": "transport", "port": naming.WORKER_PORT, "targetPort": naming.WORKER_PORT}],
+                },
+            },
+            _workers_job(experiment, ctx),
+        ]
+    objects.append(_learner_job(experiment, ctx))
+    return objects
+
+
+def new_token() -> str:
+    """A fresh transport token (256 bits)."""
+    return secrets.token_urlsafe(32)
+
+
+def render(experiment: Experiment, ctx: ManifestContext, *, token: str | None = None) -> str:
+    """The manifests as one multi-document YAML (``kubectl apply -f`` ready); a new token unless one is given."""
+    objects = build_manifests(experiment, ctx, token=token if token is not None else new_token())
+    return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+def render_stack_file(path: Path, *, token: str | None = None) -> str:
+    """:func:`render` for an experiment stack file: the manifests ``pulumi up`` would apply (no Pulumi needed)."""
+    from infra.stack_config import settings_from_config
+    from infra.stack_files import read_stack_file, stack_name_of
+
+    settings = settings_from_config(read_stack_file(path), stack=stack_name_of(path))
+    if settings.experiment is None:
+        raise InvalidInput(f"{path}: a shared cluster stack runs no experiment; there is nothing to render")
+    ctx = context_for(
+        settings.experiment,
+        project=settings.project,
+        location=settings.location,
+        image=settings.image,
+        suspend=settings.suspend,
+    )
+    return render(settings.experiment, ctx, token=token)

@@ -1,0 +1,110 @@
+"""NodePools: the learner pool (the Cluster spec's shape, GPUs, spot, autoscaling) and a small CPU pool for the
+environment workers and GKE's system pods (on-demand, never below one node, so the cluster always has a home for
+them while the learner pool sits at zero)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_gcp as gcp
+
+from infra import naming
+from infra.cluster import CLOUD_PLATFORM_SCOPE, TIMEOUTS
+
+# "DEFAULT": the driver version GKE tests with the node's GKE version (COS); GKE installs it, no DaemonSet needed.
+GPU_DRIVER_VERSION = "DEFAULT"
+
+
+@dataclass(frozen=True)
+class PoolShape:
+    """One pool: the total node counts (initial, min, max) are over all its zones."""
+
+    machine_type: str
+    disk_size_gb: int = 100
+    spot: bool = False
+    gpus_per_node: int = 0
+    gpu_type: str | None = None
+    nodes: int = 1
+    min_nodes: int = 0
+    max_nodes: int = 1
+
+
+CPU_POOL_MACHINE = "e2-standard-4"
+
+
+@dataclass(frozen=True)
+class NodePoolsArgs:
+    cluster: pulumi.Input[str]
+    project: str
+    location: str
+    service_account: pulumi.Input[str]
+    learner: PoolShape
+    cpu: PoolShape = PoolShape(CPU_POOL_MACHINE, disk_size_gb=50, nodes=1, min_nodes=1, max_nodes=3)
+    labels: dict[str, str] = field(default_factory=dict)
+    # Resources the nodes need before they start (the node account's roles, so the first image pull works).
+    after: Sequence[pulumi.Resource] = ()
+
+
+class NodePools(pulumi.ComponentResource):
+    learner: gcp.container.NodePool
+    cpu: gcp.container.NodePool
+
+    def __init__(self, name: str, args: NodePoolsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("tfcli:infra:NodePools", name, {}, opts)
+        self.learner = self._pool(f"{name}-learner-pool", naming.LEARNER_POOL, args.learner, args)
+        self.cpu = self._pool(f"{name}-cpu-pool", naming.CPU_POOL, args.cpu, args)
+        self.register_outputs({"learnerPool": self.learner.name, "cpuPool": self.cpu.name})
+
+    def _pool(self, resource_name: str, pool: str, shape: PoolShape, args: NodePoolsArgs) -> gcp.container.NodePool:
+        node_config: gcp.container.NodePoolNodeConfigArgsDict = {
+            "machine_type": shape.machine_type,
+            "disk_size_gb": shape.disk_size_gb,
+            "disk_type": "pd-balanced",
+            "image_type": "COS_CONTAINERD",
+            "spot": shape.spot,
+            "service_account": args.service_account,
+            "oauth_scopes": [CLOUD_PLATFORM_SCOPE],
+            "workload_metadata_config": {"mode": "GKE_METADATA"},
+            "shielded_instance_config": {"enable_integrity_monitoring": True},
+            "metadata": {"disable-legacy-endpoints": "true"},
+            "labels": {naming.POOL_LABEL: pool},
+            "resource_labels": {"managed-by": "tfcli", **args.labels},
+        }
+        if shape.gpus_per_node and shape.gpu_type:
+            # GKE installs the driver and taints the nodes nvidia.com/gpu=present:NoSchedule by itself.
+            node_config["guest_accelerators"] = [
+                {
+                    "type": shape.gpu_type,
+                    "count": shape.gpus_per_node,
+                    "gpu_driver_installation_config": {"gpu_driver_version": GPU_DRIVER_VERSION},
+                }
+            ]
+        autoscaling: gcp.container.NodePoolAutoscalingArgsDict = {
+            "total_min_node_count": shape.min_nodes,
+            "total_max_node_count": shape.max_nodes,
+            # Spot capacity comes and goes per zone: let the autoscaler take any zone that has some.
+            "location_policy": "ANY" if shape.spot else "BALANCED",
+        }
+        return gcp.container.NodePool(
+            resource_name,
+            name=pool,
+            project=args.project,
+            location=args.location,
+            cluster=args.cluster,
+            initial_node_count=naming.nodes_per_zone(shape.nodes, args.location),
+            autoscaling=autoscaling,
+            management={"auto_repair": True, "auto_upgrade": True},
+            node_config=node_config,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=list(args.after),
+                custom_timeouts=TIMEOUTS,
+                # The GKE pool name is fixed (pods select pools by label), so a replacement deletes first.
+                delete_before_replace=True,
+                # GKE cannot change a pool's initial count: a new num_nodes would recreate the pool (and stop the
+                # nodes under a running learner). The autoscaler owns the size once the pool exists.
+                ignore_changes=["initialNodeCount"],
+            ),
+        )

@@ -1,0 +1,173 @@
+"""A dated table of Google Cloud list prices (us-central1, USD per hour) and the hourly estimate built on it.
+
+Source: Google's public price pages — Compute Engine VM instance pricing
+(https://cloud.google.com/compute/vm-instance-pricing), Spot VM pricing (https://cloud.google.com/spot-vms/pricing),
+GPU pricing (https://cloud.google.com/compute/gpus-pricing), disk pricing
+(https://cloud.google.com/compute/disks-image-pricing) and GKE pricing
+(https://cloud.google.com/kubernetes-engine/pricing). Compiled on the date in ``AS_OF`` from those pages' us-central1
+rows, rounded; spot prices move (up to once a day), and other regions cost more or less. The figures are an estimate
+for budgeting — the bill is the truth. Update ``AS_OF`` with the table.
+
+The model: a node costs vCPUs x the family's vCPU rate + GiB x its memory rate (custom shapes have their own rates)
++ GPUs x the GPU's rate + boot disk GB x the pd-balanced rate; a cluster adds GKE's management fee (the free tier's
+monthly credit for one zonal cluster is not counted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from infra.shapes import machine_shape
+
+AS_OF = "2026-11-21"
+REGION = "us-central1"
+HOURS_PER_MONTH = 730
+
+
+@dataclass(frozen=True)
+class Rates:
+    """USD per vCPU-hour and per GiB-hour of memory."""
+
+    vcpu: float
+    memory_gib: float
+
+
+# (family, custom shape) -> (on-demand, spot)
+MACHINE_RATES: dict[tuple[str, bool], tuple[Rates, Rates]] = {
+    ("n1", False): (Rates(0.031611, 0.004237), Rates(0.006655, 0.000892)),
+    ("n1", True): (Rates(0.033174, 0.004446), Rates(0.006984, 0.000936)),
+    ("e2", False): (Rates(0.021811, 0.002923), Rates(0.008720, 0.001169)),
+    ("e2", True): (Rates(0.022890, 0.003067), Rates(0.009160, 0.001227)),
+    ("n2", False): (Rates(0.031611, 0.004237), Rates(0.007660, 0.001027)),
+    ("n2", True): (Rates(0.033174, 0.004446), Rates(0.008040, 0.001078)),
+    ("n2d", False): (Rates(0.027502, 0.003686), Rates(0.006170, 0.000827)),
+    ("c2", False): (Rates(0.033982, 0.004555), Rates(0.005000, 0.000667)),
+    ("c3", False): (Rates(0.034650, 0.003938), Rates(0.005750, 0.000770)),
+    ("g2", False): (Rates(0.022930, 0.002687), Rates(0.009160, 0.001074)),
+    ("a2", False): (Rates(0.031611, 0.004237), Rates(0.012640, 0.001695)),
+    ("a3", False): (Rates(0.034200, 0.004580), Rates(0.010200, 0.000888)),
+}
+
+# GKE accelerator name -> (on-demand, spot) USD per GPU-hour.
+GPU_RATES: dict[str, tuple[float, float]] = {
+    "nvidia-tesla-t4": (0.35, 0.14),
+    "nvidia-tesla-p4": (0.60, 0.24),
+    "nvidia-tesla-v100": (2.48, 0.992),
+    "nvidia-tesla-p100": (1.46, 0.584),
+    "nvidia-l4": (0.56, 0.224),
+    "nvidia-tesla-a100": (2.933908, 1.172),
+    "nvidia-a100-80gb": (3.92, 1.568),
+    "nvidia-h100-80gb": (9.07, 2.253),
+    "nvidia-h100-mega-80gb": (9.80, 2.45),
+    "nvidia-h200-141gb": (10.60, 3.72),
+}
+
+PD_BALANCED_GB_MONTH = 0.10
+GKE_CLUSTER_FEE_HOUR = 0.10
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """Nodes of one pool: shape, GPUs, spot, boot disk, and how many run (initially, at least, at most)."""
+
+    pool: str
+    machine_type: str
+    spot: bool
+    disk_size_gb: int
+    nodes: int
+    min_nodes: int
+    max_nodes: int
+    gpu_type: str | None = None
+    gpus_per_node: int = 0
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """One priced item: ``count`` x ``unit_usd_per_hour``. ``unit_usd_per_hour`` is None when the table lacks it."""
+
+    item: str
+    count: float
+    unit_usd_per_hour: float | None
+
+    @property
+    def usd_per_hour(self) -> float:
+        return self.count * (self.unit_usd_per_hour or 0.0)
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """Hourly cost while running (pools at their initial size), idle (at their minimum) and at most."""
+
+    usd_per_hour: float
+    idle_usd_per_hour: float
+    max_usd_per_hour: float
+    lines: tuple[CostLine, ...]
+    as_of: str = AS_OF
+    region: str = REGION
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def usd_per_month(self) -> float:
+        return self.usd_per_hour * HOURS_PER_MONTH
+
+
+def machine_hourly(machine_type: str, *, spot: bool) -> float | None:
+    """The machine's vCPU + memory price per hour (GPUs and disk apart); None if the table lacks its family."""
+    shape = machine_shape(machine_type)
+    if shape is None:
+        return None
+    rates = MACHINE_RATES.get((shape.family, shape.custom)) or (
+        None if shape.custom else MACHINE_RATES.get((shape.family, False))
+    )
+    if rates is None:
+        return None
+    rate = rates[1] if spot else rates[0]
+    return shape.vcpus * rate.vcpu + shape.memory_gib * rate.memory_gib
+
+
+def gpu_hourly(gpu_type: str, *, spot: bool) -> float | None:
+    rates = GPU_RATES.get(gpu_type)
+    return None if rates is None else rates[1 if spot else 0]
+
+
+def disk_hourly(size_gb: int) -> float:
+    return size_gb * PD_BALANCED_GB_MONTH / HOURS_PER_MONTH
+
+
+def _node_lines(group: NodeGroup, nodes: int) -> list[CostLine]:
+    kind = "spot" if group.spot else "on-demand"
+    lines = [
+        CostLine(
+            f"{group.pool}: {group.machine_type} ({kind})", nodes, machine_hourly(group.machine_type, spot=group.spot)
+        )
+    ]
+    if group.gpu_type and group.gpus_per_node:
+        lines.append(
+            CostLine(
+                f"{group.pool}: {group.gpu_type} GPU ({kind})",
+                nodes * group.gpus_per_node,
+                gpu_hourly(group.gpu_type, spot=group.spot),
+            )
+        )
+    lines.append(
+        CostLine(f"{group.pool}: {group.disk_size_gb} GB pd-balanced boot disk", nodes, disk_hourly(group.disk_size_gb))
+    )
+    return lines
+
+
+def estimate(groups: Sequence[NodeGroup], *, clusters: int, notes: Iterable[str] = ()) -> CostEstimate:
+    """The hourly estimate for ``clusters`` GKE clusters and these node groups."""
+    fee = [CostLine("GKE cluster management fee", clusters, GKE_CLUSTER_FEE_HOUR)] if clusters else []
+    running = fee + [line for group in groups for line in _node_lines(group, group.nodes)]
+    idle = fee + [line for group in groups for line in _node_lines(group, group.min_nodes)]
+    most = fee + [line for group in groups for line in _node_lines(group, group.max_nodes)]
+    missing = sorted({line.item for line in running if line.unit_usd_per_hour is None})
+    all_notes = list(notes) + [f"not in the price table (counted as 0): {item}" for item in missing]
+    return CostEstimate(
+        usd_per_hour=round(sum(line.usd_per_hour for line in running), 4),
+        idle_usd_per_hour=round(sum(line.usd_per_hour for line in idle), 4),
+        max_usd_per_hour=round(sum(line.usd_per_hour for line in most), 4),
+        lines=tuple(running),
+        notes=tuple(all_notes),
+    )

@@ -1,0 +1,155 @@
+"""The stack program: stack config (read once, by :mod:`infra.stack_config`) -> components.
+
+- A shared cluster stack (``tfcli:cluster``): GkeCluster + NodePools; exports what experiment stacks need.
+- An experiment stack (``tfcli:experiment``): its own GkeCluster + NodePools (named after the experiment), or —
+  with ``tfcli:sharedClusterStack`` — the outputs of that stack through a StackReference; then ResultsBucket and
+  ExperimentWorkloads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pulumi
+
+from infra.cluster import ClusterConnection, GkeCluster, GkeClusterArgs
+from infra.manifests import context_for, new_token
+from infra.node_pools import CPU_POOL_MACHINE, NodePools, NodePoolsArgs, PoolShape
+from infra.results_bucket import ResultsBucket, ResultsBucketArgs
+from infra.stack_config import StackSettings, read_stack_config
+from infra.workloads import ExperimentWorkloads, ExperimentWorkloadsArgs
+from tfcli.spec import Cluster, Experiment
+
+WORKERS_PER_CPU_NODE = 3  # e2-standard-4 minus GKE's system pods holds three 1-vCPU env workers
+SHARED_CPU_POOL_MAX = 8
+
+
+def learner_pool(cluster: Cluster) -> PoolShape:
+    """The pool the Cluster spec describes (the learner's)."""
+    assert cluster.machine_type is not None  # the spec model always sets it
+    return PoolShape(
+        machine_type=cluster.machine_type,
+        disk_size_gb=cluster.disk_size,
+        spot=cluster.spot,
+        gpus_per_node=cluster.gpus_per_node or 0,
+        gpu_type=cluster.gpu_type,
+        nodes=cluster.num_nodes,
+        min_nodes=cluster.min_nodes if cluster.min_nodes is not None else 0,
+        max_nodes=cluster.max_nodes if cluster.max_nodes is not None else cluster.num_nodes,
+    )
+
+
+def cpu_pool(experiment: Experiment | None) -> PoolShape:
+    """The CPU pool: one node for GKE's system pods, plus room for a distributed experiment's env workers."""
+    if experiment is None:  # a shared cluster: whatever experiments come
+        return PoolShape(CPU_POOL_MACHINE, disk_size_gb=50, nodes=1, min_nodes=1, max_nodes=SHARED_CPU_POOL_MAX)
+    workers = experiment.num_workers if experiment.run_mode == "distributed" else 0
+    nodes = max(1, math.ceil(workers / WORKERS_PER_CPU_NODE))
+    return PoolShape(CPU_POOL_MACHINE, disk_size_gb=50, nodes=nodes, min_nodes=1, max_nodes=nodes + 1)
+
+
+def _cluster(name: str, spec: Cluster, settings: StackSettings, cpu: PoolShape) -> tuple[GkeCluster, NodePools]:
+    labels = {"tfcli-stack": settings.stack}
+    gke = GkeCluster(
+        name,
+        GkeClusterArgs(cluster_name=name, project=settings.project, location=settings.location, labels=labels),
+    )
+    pools = NodePools(
+        name,
+        NodePoolsArgs(
+            cluster=gke.cluster.name,
+            project=settings.project,
+            location=settings.location,
+            service_account=gke.node_service_account.email,
+            learner=learner_pool(spec),
+            cpu=cpu,
+            labels=labels,
+            after=gke.node_roles,
+        ),
+    )
+    return gke, pools
+
+
+def _shared_cluster(settings: StackSettings, spec: Cluster) -> None:
+    gke, pools = _cluster(spec.name, spec, settings, cpu_pool(None))
+    pulumi.export("clusterName", gke.cluster.name)
+    pulumi.export("endpoint", gke.cluster.endpoint)
+    pulumi.export("clusterCaCertificate", gke.connection.ca_certificate)
+    pulumi.export("kubeconfig", gke.connection.kubeconfig())
+    pulumi.export("project", settings.project)
+    pulumi.export("location", settings.location)
+    pulumi.export("nodeServiceAccount", gke.node_service_account.email)
+    pulumi.export("nodePools", {"learner": pools.learner.name, "cpu": pools.cpu.name})
+    pulumi.export("gpuType", spec.gpu_type or "")
+    pulumi.export("gpusPerNode", spec.gpus_per_node or 0)
+
+
+def _experiment(settings: StackSettings, experiment: Experiment) -> None:
+    after: list[pulumi.Resource] = []
+    if settings.shared_cluster_stack:
+        shared = pulumi.StackReference(f"{experiment.name}-cluster-stack", stack_name=settings.shared_cluster_stack)
+        connection = ClusterConnection(
+            name=shared.require_output("clusterName"),
+            endpoint=shared.require_output("endpoint"),
+            ca_certificate=shared.require_output("clusterCaCertificate"),
+            project=shared.require_output("project"),
+            location=shared.require_output("location"),
+        )
+    else:
+        assert experiment.cluster is not None  # stack_config checked it
+        gke, pools = _cluster(experiment.name, experiment.cluster, settings, cpu_pool(experiment))
+        connection = gke.connection
+        after.append(pools)
+    results = ResultsBucket(
+        experiment.name,
+        ResultsBucketArgs(
+            experiment=experiment.name,
+            project=settings.project,
+            location=settings.location,
+            retention_days=settings.retention_days,
+            labels={"tfcli-stack": settings.stack},
+        ),
+    )
+    context = context_for(
+        experiment, project=settings.project, location=settings.location, image=settings.image, suspend=settings.suspend
+    )
+    generated = settings.transport_token is None
+    token = pulumi.Output.secret(new_token()) if settings.transport_token is None else settings.transport_token
+    workloads = ExperimentWorkloads(
+        experiment.name,
+        ExperimentWorkloadsArgs(
+            experiment=experiment,
+            context=context,
+            project=settings.project,
+            cluster=connection,
+            writer_account=results.writer.name,
+            token=token,
+            keep_deployed_token=generated,
+            after=[*after, results.writer_access],
+        ),
+    )
+    pulumi.export("experiment", experiment.name)
+    pulumi.export("runMode", experiment.run_mode)
+    pulumi.export("clusterName", connection.name)
+    pulumi.export("clusterLocation", connection.location)
+    pulumi.export("kubeconfig", connection.kubeconfig())
+    if settings.shared_cluster_stack:
+        pulumi.export("sharedClusterStack", settings.shared_cluster_stack)
+    pulumi.export("namespace", context.namespace)
+    pulumi.export("jobs", workloads.jobs)
+    pulumi.export("bucket", results.bucket.name)
+    pulumi.export("resultsUrl", results.bucket.name.apply(lambda bucket: f"gs://{bucket}/{experiment.name}/"))
+    pulumi.export("writerServiceAccount", results.writer.email)
+    pulumi.export("image", context.image)
+    pulumi.export("workerImage", context.worker_image)
+    pulumi.export("suspended", settings.suspend)
+
+
+def run() -> None:
+    """Declare this stack's resources from its config."""
+    settings = read_stack_config()
+    if settings.cluster is not None:
+        _shared_cluster(settings, settings.cluster)
+    else:
+        assert settings.experiment is not None
+        _experiment(settings, settings.experiment)

@@ -1,0 +1,189 @@
+"""The only reader of stack config: ``stacks/Pulumi.<stack>.yaml`` -> one validated :class:`StackSettings`.
+
+:func:`read_stack_config` is what the program calls (through Pulumi's config); :func:`settings_from_config` is the
+same validation over a plain mapping — a stack file read as YAML — for what runs without Pulumi (``render``).
+
+Keys (``tfcli:`` is this project's namespace; ``gcp:`` the Google provider's, which it reads too):
+
+==============================  ===================================================================================
+``tfcli:experiment``            the fully resolved experiment spec (an experiment stack), or
+``tfcli:cluster``               the fully resolved cluster spec (a shared cluster stack) — exactly one of the two
+``tfcli:sharedClusterStack``    experiment stacks only: run on that shared cluster stack's cluster (read through a
+                                StackReference) instead of a cluster of the experiment's own
+``tfcli:suspend``               ``true`` pauses the experiment's Jobs (``spec.suspend``); default ``false``
+``tfcli:image``                 the trainer image for every container; default :func:`infra.image.default_image`
+``tfcli:location``              zone or region when the cluster spec has no ``location``; else ``gcp:zone``, then
+                                ``gcp:region``
+``tfcli:resultsRetentionDays``  delete result objects older than this (default 90; 0 keeps them)
+``tfcli:transportToken``        secret; the distributed transport's token (default: generated once, see workloads)
+``gcp:project``                 the GCP project (required)
+==============================  ===================================================================================
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from infra.naming import region_of
+from tfcli.errors import InvalidInput
+from tfcli.spec import Cluster, ConfigLibrary, Experiment, resolve_cluster, resolve_experiment
+
+if TYPE_CHECKING:
+    import pulumi
+
+NAMESPACE = "tfcli"
+EXPERIMENT = "experiment"
+CLUSTER = "cluster"
+SHARED_CLUSTER_STACK = "sharedClusterStack"
+SUSPEND = "suspend"
+IMAGE = "image"
+LOCATION = "location"
+RETENTION_DAYS = "resultsRetentionDays"
+TRANSPORT_TOKEN = "transportToken"
+DEFAULT_RETENTION_DAYS = 90
+# The keys read, as they appear in a stack file (the token, a secret, is read apart).
+KEYS = (
+    *(
+        f"{NAMESPACE}:{key}"
+        for key in (EXPERIMENT, CLUSTER, SHARED_CLUSTER_STACK, SUSPEND, IMAGE, LOCATION, RETENTION_DAYS)
+    ),
+    "gcp:project",
+    "gcp:zone",
+    "gcp:region",
+)
+
+
+@dataclass(frozen=True)
+class StackSettings:
+    """Everything the program needs from stack config, validated."""
+
+    stack: str
+    project: str
+    location: str
+    experiment: Experiment | None = None
+    cluster: Cluster | None = None
+    shared_cluster_stack: str | None = None
+    suspend: bool = False
+    image: str | None = None
+    retention_days: int = DEFAULT_RETENTION_DAYS
+    transport_token: pulumi.Output[str] | None = None
+
+
+def read_stack_config() -> StackSettings:
+    """This stack's config, through Pulumi (the program entry calls this once)."""
+    import pulumi
+
+    config = {key: pulumi.Config(key.split(":")[0]).get(key.split(":", 1)[1]) for key in KEYS}
+    token = pulumi.Config(NAMESPACE).get_secret(TRANSPORT_TOKEN)
+    return settings_from_config(config, stack=pulumi.get_stack(), transport_token=token)
+
+
+def _where(stack: str, key: str) -> str:
+    return f"Pulumi.{stack}.yaml: {key}"
+
+
+def _mapping(stack: str, key: str, value: Any) -> Any:
+    """An object value: a mapping from a YAML file, or the JSON text Pulumi hands over."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as error:
+            raise InvalidInput(f"{_where(stack, key)}: not a mapping ({error})") from None
+    return value
+
+
+def _bool(stack: str, key: str, value: Any) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise InvalidInput(f"{_where(stack, key)}: expected true or false, got {value!r}")
+
+
+def _int(stack: str, key: str, value: Any) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    raise InvalidInput(f"{_where(stack, key)}: expected a whole number, got {value!r}")
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def settings_from_config(
+    config: Mapping[str, Any], *, stack: str, transport_token: pulumi.Output[str] | None = None
+) -> StackSettings:
+    """Validate stack config (``{"tfcli:experiment": ..., "gcp:project": ...}``); every mistake is an
+    :class:`InvalidInput` naming the stack file and the key."""
+    experiment_key, cluster_key = f"{NAMESPACE}:{EXPERIMENT}", f"{NAMESPACE}:{CLUSTER}"
+    shared_key, location_key = f"{NAMESPACE}:{SHARED_CLUSTER_STACK}", f"{NAMESPACE}:{LOCATION}"
+    retention_key = f"{NAMESPACE}:{RETENTION_DAYS}"
+    experiment_data = _mapping(stack, experiment_key, config.get(experiment_key))
+    cluster_data = _mapping(stack, cluster_key, config.get(cluster_key))
+    if (experiment_data is None) == (cluster_data is None):
+        raise InvalidInput(
+            f"Pulumi.{stack}.yaml: set exactly one of {experiment_key} (an experiment stack) and "
+            f"{cluster_key} (a shared cluster stack)"
+        )
+    project = _text(config.get("gcp:project"))
+    if not project:
+        raise InvalidInput(f"Pulumi.{stack}.yaml: gcp:project is not set (pulumi config set gcp:project PROJECT)")
+    experiment = cluster = None
+    if experiment_data is not None:
+        experiment = resolve_experiment(
+            experiment_data, shown=_where(stack, experiment_key), base=Path.cwd(), library=ConfigLibrary.for_project()
+        )
+    else:
+        cluster = resolve_cluster(cluster_data, shown=_where(stack, cluster_key))
+    shared = _text(config.get(shared_key))
+    if shared and cluster is not None:
+        raise InvalidInput(f"{_where(stack, shared_key)}: only an experiment stack runs on a shared cluster")
+    if experiment is not None and experiment.cluster is None and not shared:
+        raise InvalidInput(
+            f"{_where(stack, experiment_key)}: cluster: the experiment names no cluster; give it one or set "
+            f"{shared_key} to a shared cluster stack"
+        )
+    spec_cluster = cluster if cluster is not None else experiment.cluster if experiment is not None else None
+    candidates = [
+        (
+            spec_cluster.location if spec_cluster else None,
+            f"{_where(stack, experiment_key)}: cluster.location"
+            if experiment
+            else f"{_where(stack, cluster_key)}: location",
+        ),
+        (_text(config.get(location_key)), _where(stack, location_key)),
+        (_text(config.get("gcp:zone")), _where(stack, "gcp:zone")),
+        (_text(config.get("gcp:region")), _where(stack, "gcp:region")),
+    ]
+    location, source = next(((value, key) for value, key in candidates if value), (None, ""))
+    if location is None:
+        raise InvalidInput(
+            f"Pulumi.{stack}.yaml: no location: set the cluster spec's location, {location_key}, gcp:zone or gcp:region"
+        )
+    try:
+        region_of(location)
+    except ValueError as error:
+        raise InvalidInput(f"{source}: {error}") from None
+    retention = _int(stack, retention_key, config.get(retention_key))
+    if retention is not None and retention < 0:
+        raise InvalidInput(
+            f"{_where(stack, retention_key)}: must be 0 (keep results) or a number of days, got {retention}"
+        )
+    return StackSettings(
+        stack=stack,
+        project=project,
+        location=location,
+        experiment=experiment,
+        cluster=cluster,
+        shared_cluster_stack=shared,
+        suspend=_bool(stack, f"{NAMESPACE}:{SUSPEND}", config.get(f"{NAMESPACE}:{SUSPEND}")),
+        image=_text(config.get(f"{NAMESPACE}:{IMAGE}")),
+        retention_days=DEFAULT_RETENTION_DAYS if retention is None else retention,
+        transport_token=transport_token,
+    )
