@@ -9,11 +9,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tfcli.spec.agent import AgentSpec, NetworkSpec
 from tfcli.spec.environment import GymnasiumEnvironment
+from trainer import compat
 from trainer.agents import build_agent
 from trainer.environments import make_environment
 
@@ -55,3 +58,43 @@ def test_without_the_patch_tensorforce_cannot_build_an_agent() -> None:
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert run.returncode != 0, "TensorForce builds without trainer.compat: the patch may no longer be needed"
     assert "_create_hypers" in run.stderr
+
+
+def test_a_saved_agent_restores_into_a_new_one(tmp_path: Path) -> None:
+    """The trainer's resume: save, close, build the same agent again and restore (one agent at a time: TensorForce
+    keeps class-level state that closing an agent deletes)."""
+    env = make_environment(GymnasiumEnvironment(level="CartPole-v1"), seed=0, max_episode_timesteps=50)
+    spec = AgentSpec(agent="ppo", batch_size=2, learning_rate=1e-2)
+    network = NetworkSpec.model_validate([{"type": "dense", "size": 8, "activation": "tanh"}])
+    agent = build_agent(spec, environment=env, network=network, max_episode_timesteps=50, seed=0)
+    try:
+        for _ in range(3):
+            states, terminal = env.reset(), 0
+            while terminal == 0:
+                states, terminal, reward = env.execute(agent.act(states=states))
+                agent.observe(terminal=terminal, reward=reward)
+        counters = (agent.timesteps, agent.episodes, agent.updates)
+        weights = [v.numpy().copy() for v in agent.model.policy.trainable_variables]
+        prefix = Path(agent.save(directory=str(tmp_path), filename="agent", format="checkpoint")).name
+    finally:
+        agent.close()
+    agent = build_agent(spec, environment=env, network=network, max_episode_timesteps=50, seed=1)
+    try:
+        agent.restore(directory=str(tmp_path), filename=prefix, format="checkpoint")
+        assert (agent.timesteps, agent.episodes, agent.updates) == counters and counters[2] >= 1
+        restored = [v.numpy() for v in agent.model.policy.trainable_variables]
+        assert all(np.array_equal(a, b) for a, b in zip(weights, restored, strict=True))
+    finally:
+        agent.close()
+        env.close()
+
+
+def test_tensorforce_leaves_msgpack_as_it_found_it() -> None:
+    """TensorForce's import patches msgpack for numpy (msgpack_numpy); the trainer's transport needs msgpack's own."""
+    import msgpack
+
+    compat.apply()
+    import tensorforce  # noqa: F401
+
+    with pytest.raises(TypeError):  # plain msgpack packs no numpy array; msgpack_numpy would turn it into a dict
+        msgpack.packb(np.zeros(2))

@@ -1,0 +1,144 @@
+"""``python -m trainer`` as Kubernetes and ``tfcli --local`` run it: killed outright, a run resumes and still ends
+with exactly the budget; sent SIGTERM, it checkpoints, says "paused" and exits 143, and the checkpoint resumes;
+a distributed run trains over ``env-worker`` processes and stops them when it completes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from trainer_testkit import complete_checkpoints, read_progress, read_result
+
+from tfcli.spec import load_experiment
+from trainer.config import RunConfig
+from trainer.run import run
+
+ROOT = Path(__file__).resolve().parents[2]
+BUDGET = 2500
+SAVER_INTERVAL = 300
+
+
+def start(spec: Path, output: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "trainer", "run", "--spec", str(spec), "--output", str(output)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str], timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def newest_checkpoint_timesteps(output: Path) -> int:
+    try:
+        checkpoints = complete_checkpoints(output)
+    except (FileNotFoundError, json.JSONDecodeError):
+        return 0
+    return int(checkpoints[-1]["timesteps"]) if checkpoints else 0
+
+
+def finish(process: subprocess.Popen[str], timeout: float = 120.0) -> tuple[int, str]:
+    _, stderr = process.communicate(timeout=timeout)
+    return process.returncode, stderr
+
+
+def spec(spec_file: Any) -> Path:
+    path: Path = spec_file(total_timesteps=BUDGET, saver_frequency=f"{SAVER_INTERVAL}t", summary_frequency="1s")
+    return path
+
+
+def test_a_run_killed_with_sigkill_resumes_and_ends_with_exactly_the_budget(tmp_path: Path, spec_file: Any) -> None:
+    output = tmp_path / "out"
+    process = start(spec(spec_file), output)
+    wait_for(lambda: newest_checkpoint_timesteps(output) >= 2 * SAVER_INTERVAL, process)
+    process.kill()
+    process.wait()
+    reached = max((line["timesteps"] for line in read_progress(output)), default=0)
+    before = read_progress(output)
+    (resumed_from,) = complete_checkpoints(output)[-1:]
+    # at most one saver interval of training is lost
+    assert resumed_from["timesteps"] >= reached - SAVER_INTERVAL
+
+    code, stderr = finish(start(spec(spec_file), output))
+    assert code == 0, stderr
+    assert "resuming from checkpoint" in stderr and f"{resumed_from['timesteps']:,} timesteps" in stderr
+    result, progress = read_result(output), read_progress(output)
+    assert (result["status"], result["timesteps"]) == ("completed", BUDGET)
+    assert result["episodes"] == len(progress)
+    assert [line["episode"] for line in progress] == list(range(1, len(progress) + 1))  # no duplicates, no gaps
+    kept = resumed_from["episodes"]
+    assert progress[:kept] == before[:kept]  # what the checkpoint counted stays as it was
+    assert all(line["timesteps"] > resumed_from["timesteps"] for line in progress[kept:])
+
+
+def test_sigterm_checkpoints_pauses_with_exit_143_and_the_checkpoint_resumes(tmp_path: Path, spec_file: Any) -> None:
+    output = tmp_path / "out"
+    process = start(spec(spec_file), output)
+    wait_for(lambda: newest_checkpoint_timesteps(output) >= SAVER_INTERVAL, process)
+    process.send_signal(signal.SIGTERM)
+    sent = time.monotonic()
+    code, stderr = finish(process)
+    assert time.monotonic() - sent < 10
+    assert code == 143, stderr
+    paused = read_result(output)
+    assert paused["status"] == "paused" and SAVER_INTERVAL <= paused["timesteps"] < BUDGET
+    newest = complete_checkpoints(output)[-1]
+    assert (newest["timesteps"], newest["episodes"]) == (paused["timesteps"], paused["episodes"])
+
+    code, stderr = finish(start(spec(spec_file), output))
+    assert code == 0, stderr
+    assert f"{paused['timesteps']:,} timesteps" in stderr  # resumed from the pause, not from scratch
+    result = read_result(output)
+    assert (result["status"], result["timesteps"]) == ("completed", BUDGET)
+    assert result["episodes"] == len(read_progress(output)) > paused["episodes"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_distributed_run_trains_over_env_worker_processes_that_exit_when_it_completes(
+    tmp_path: Path, spec_file: Any
+) -> None:
+    path = spec_file(run_mode="distributed", num_workers=2, total_timesteps=401, saver_frequency="200t")
+    ports = [free_port(), free_port()]
+    token_env = {**os.environ, "TRAINER_TOKEN": "test-token"}
+    command = [sys.executable, "-m", "trainer", "env-worker", "--spec", str(path), "--host", "127.0.0.1", "--port"]
+    workers = [
+        subprocess.Popen([*command, str(port)], cwd=ROOT, env=token_env, stdout=subprocess.DEVNULL, text=True)
+        for port in ports
+    ]
+    try:
+        config = RunConfig(
+            experiment=load_experiment(path).spec,
+            output=tmp_path / "out",
+            workers=tuple(("127.0.0.1", port) for port in ports),
+            token="test-token",
+        )
+        result = run(config)
+        assert (result.status, result.timesteps) == ("completed", 401)
+        assert {line["worker"] for line in read_progress(tmp_path / "out")} == {0, 1}
+        assert [worker.wait(timeout=15) for worker in workers] == [0, 0]  # told to stop: their Job completes
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.communicate()

@@ -1,0 +1,61 @@
+"""Shared pieces of the trainer tests: tiny CartPole experiments and reading a run's output folder.
+
+Imported by the test modules (pytest puts this folder on ``sys.path``); ``conftest.py`` re-exports the fixture.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tfcli.spec import Experiment
+
+# Small and quick to trace; updates after every 2 episodes, so tiny budgets still train.
+TINY_PPO: dict[str, Any] = {
+    "agent": "ppo",
+    "batch_size": 2,
+    "network": [{"type": "dense", "size": 16, "activation": "tanh"}],
+    "baseline": [{"type": "dense", "size": 16, "activation": "tanh"}],
+    "baseline_optimizer": {"optimizer": "adam", "learning_rate": 1e-3},
+    "learning_rate": 1e-3,
+}
+
+
+def cartpole_spec(**fields: Any) -> dict[str, Any]:
+    """An experiment spec as a user would write it (CartPole, tiny PPO, seed 3)."""
+    return {"name": "trainer-test", "environment": {"level": "CartPole-v1"}, "agent": TINY_PPO, "seed": 3, **fields}
+
+
+def cartpole(**fields: Any) -> Experiment:
+    return Experiment.model_validate(cartpole_spec(**fields))
+
+
+@pytest.fixture
+def spec_file(tmp_path: Path) -> Any:
+    """``spec_file(**fields)``: a CartPole spec written to ``tmp_path/experiment.yaml``."""
+
+    def write(**fields: Any) -> Path:
+        path = tmp_path / "experiment.yaml"
+        path.write_text(yaml.safe_dump(cartpole_spec(**fields), sort_keys=False))
+        return path
+
+    return write
+
+
+def read_progress(output: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (output / "progress.jsonl").read_text().splitlines()]
+
+
+def read_result(output: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((output / "result.json").read_text())
+    return data
+
+
+def complete_checkpoints(output: Path) -> list[dict[str, Any]]:
+    """The ``state.json`` of every complete checkpoint, oldest first."""
+    folders = sorted((output / "checkpoints").iterdir(), key=lambda p: int(p.name))
+    return [json.loads((f / "state.json").read_text()) for f in folders if (f / "COMPLETE").is_file()]

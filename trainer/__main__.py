@@ -1,0 +1,116 @@
+"""``python -m trainer``: the program inside the containers and behind ``tfcli experiment start --local``.
+
+``run --spec SPEC --output DIR [--workers HOST:PORT,...] [--environments auto|in-process|subprocess]`` trains;
+``env-worker --spec SPEC --port PORT [--host HOST]`` serves environments to a distributed run's learner.
+
+This module is the trainer's edge, the one place that turns errors into messages and exit codes: 0 completed,
+1 failed, 2 invalid input (``<file>: <field>: <message>`` on stderr, no traceback), 143 paused by SIGTERM/SIGINT.
+It imports nothing heavy at the top: subprocess pools start workers with ``spawn``, which imports this module
+again in every worker, and those must not load TensorFlow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from tfcli.errors import TfcliError
+
+log = logging.getLogger("trainer")
+
+TOKEN_VARIABLE = "TRAINER_TOKEN"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m trainer", description="Train a TensorForce experiment.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="train an experiment into an output folder (resuming what is there)")
+    run.add_argument("--spec", required=True, help="experiment spec file (YAML or JSON) or a config-library name")
+    run.add_argument("--output", required=True, type=Path, help="results folder (checkpoints, summaries, ...)")
+    run.add_argument("--workers", default=None, help="env-worker addresses HOST:PORT,... (run_mode distributed)")
+    run.add_argument(
+        "--environments",
+        choices=("auto", "in-process", "subprocess"),
+        default="auto",
+        help="multi-threaded runs: step environments in this process or one subprocess each "
+        "(auto: subprocesses when a step is costly)",
+    )
+    run.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
+
+    worker = commands.add_parser("env-worker", help="serve the experiment's environment to a distributed learner")
+    worker.add_argument("--spec", required=True, help="experiment spec file (YAML or JSON) or a config-library name")
+    worker.add_argument("--port", required=True, type=int, help="TCP port to listen on")
+    worker.add_argument("--host", default="0.0.0.0", help="address to listen on (default: all)")
+    worker.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
+    return parser
+
+
+def _setup_logging(debug: bool) -> None:
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    logging.getLogger("trainer").setLevel(logging.DEBUG if debug else logging.INFO)
+
+
+def _run(arguments: argparse.Namespace) -> int:
+    from tfcli.spec import load_experiment
+    from tfcli.spec.documents import display_path
+    from trainer.config import RunConfig, parse_workers
+
+    loaded = load_experiment(arguments.spec)
+    experiment = loaded.spec
+    _setup_logging(arguments.debug or experiment.debug_logging)
+    config = RunConfig(
+        experiment=experiment,
+        output=arguments.output,
+        spec_name=display_path(loaded.path) if loaded.path else str(arguments.spec),
+        workers=parse_workers(arguments.workers) if arguments.workers is not None else (),
+        environments=arguments.environments,
+        token=os.environ.get(TOKEN_VARIABLE),
+    )
+    from trainer.run import run
+
+    result = run(config)
+    if result.status == "paused":
+        log.warning("paused after %s timesteps; run the same command again to resume", f"{result.timesteps:,}")
+    return result.exit_code
+
+
+def _env_worker(arguments: argparse.Namespace) -> int:
+    from tfcli.spec import load_experiment
+
+    experiment = load_experiment(arguments.spec).spec
+    _setup_logging(arguments.debug or experiment.debug_logging)
+    from trainer.env_worker import serve  # the distributed transport; imported only here
+
+    serve(experiment, host=arguments.host, port=arguments.port, token=os.environ.get(TOKEN_VARIABLE))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = _parser().parse_args(argv)
+    debug = arguments.debug or os.environ.get("TFCLI_DEBUG", "").lower() in ("1", "true", "yes")
+    if debug:
+        _setup_logging(True)
+    commands: dict[str, Any] = {"run": _run, "env-worker": _env_worker}
+    try:
+        code: int = commands[arguments.command](arguments)
+        return code
+    except TfcliError as error:
+        if debug:
+            raise
+        for line in error.lines():
+            print(line if error.exit_code == 2 else f"error: {line}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

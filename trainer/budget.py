@@ -1,0 +1,45 @@
+"""The experiment's budget — ``episodes`` and/or ``total_timesteps`` across all environments — kept exactly.
+
+A batched step advances every stepped environment by one timestep, so near the end of a timestep budget only as
+many environments step as timesteps are left; and no episode starts that the episode budget has no room for. A run
+therefore ends with exactly ``total_timesteps`` timesteps or exactly ``episodes`` episodes, whichever comes first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tfcli.spec import Experiment
+from trainer.state import RunState
+
+
+@dataclass(frozen=True)
+class Budget:
+    episodes: int | None
+    timesteps: int | None
+
+    @classmethod
+    def of(cls, experiment: Experiment) -> Budget:
+        return cls(episodes=experiment.episodes, timesteps=experiment.total_timesteps)
+
+    def timesteps_left(self, state: RunState) -> int | None:
+        """Timesteps still to take (None: no timestep budget)."""
+        return None if self.timesteps is None else max(self.timesteps - state.timesteps, 0)
+
+    def episodes_to_start(self, state: RunState, running: int) -> int | None:
+        """How many more episodes may start while ``running`` are under way (None: no episode budget)."""
+        return None if self.episodes is None else max(self.episodes - state.episodes - running, 0)
+
+    def spent(self, state: RunState) -> bool:
+        """True once either budget is used up."""
+        return (self.timesteps is not None and state.timesteps >= self.timesteps) or (
+            self.episodes is not None and state.episodes >= self.episodes
+        )
+
+    def describe(self) -> str:
+        parts = []
+        if self.timesteps is not None:
+            parts.append(f"{self.timesteps:,} timesteps")
+        if self.episodes is not None:
+            parts.append(f"{self.episodes:,} episodes")
+        return " or ".join(parts)

@@ -1,0 +1,45 @@
+"""The trainer's typed input: the validated experiment plus what the command line adds.
+
+``run(config)`` is a plain function of this object (DESIGN.md §5.6); the command line only builds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from tfcli.errors import InvalidInput
+from tfcli.spec import Experiment
+
+Address = tuple[str, int]
+EnvironmentsOption = Literal["auto", "in-process", "subprocess"]
+ENVIRONMENTS_OPTIONS: tuple[str, ...] = ("auto", "in-process", "subprocess")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    experiment: Experiment
+    output: Path
+    spec_name: str = "experiment"  # how messages name the spec file, e.g. "experiments/cartpole.yaml"
+    workers: tuple[Address, ...] = ()  # env-worker addresses (distributed runs)
+    environments: EnvironmentsOption = "auto"  # multi-threaded runs: in-process or subprocess environments
+    token: str | None = None  # shared secret for the env-worker transport
+    keep_checkpoints: int = 3
+    progress_bar: bool | None = None  # None: a rich progress bar when stdout is a terminal, else log lines
+
+
+def parse_workers(text: str) -> tuple[Address, ...]:
+    """``"host-0:7000,host-1:7000"`` -> ``(("host-0", 7000), ("host-1", 7000))``; IPv6 as ``[::1]:7000``."""
+    addresses: list[Address] = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        host, colon, port = item.rpartition(":")
+        host = host.removeprefix("[").removesuffix("]")
+        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise InvalidInput(f"--workers: '{item}' is not HOST:PORT (e.g. env-worker-0.my-experiment:7000)")
+        addresses.append((host, int(port)))
+    if not addresses:
+        raise InvalidInput("--workers: give at least one HOST:PORT")
+    return tuple(addresses)

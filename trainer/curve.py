@@ -1,0 +1,53 @@
+"""``learning_curve.png``: episode returns and their moving average against timesteps, from ``progress.jsonl``.
+
+Drawn with matplotlib's Agg backend (no display in a container), into a temporary file that replaces the old
+picture in one step.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from trainer.state import Episode
+
+FILENAME = "learning_curve.png"
+
+
+def moving_average(values: list[float], window: int) -> np.ndarray:
+    """The mean of each value and up to ``window - 1`` before it (so the line starts at the first episode)."""
+    data = np.asarray(values, dtype=float)
+    sums = np.cumsum(np.insert(data, 0, 0.0))
+    counts = np.minimum(np.arange(1, len(data) + 1), window)
+    return (sums[1:] - sums[np.arange(1, len(data) + 1) - counts]) / counts
+
+
+def plot_learning_curve(episodes: list[Episode], path: Path, *, title: str, window: int = 100) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 4.5), dpi=100)
+    try:
+        if episodes:
+            x = [episode.timesteps for episode in episodes]
+            returns = [episode.episode_return for episode in episodes]
+            axes.plot(x, returns, ".", markersize=3, alpha=0.35, color="tab:blue", label="episode return")
+            shown = min(window, len(returns))
+            axes.plot(x, moving_average(returns, shown), color="tab:orange", label=f"mean of last {shown}")
+            axes.legend(loc="lower right")
+        else:
+            axes.text(0.5, 0.5, "no finished episodes yet", ha="center", va="center", transform=axes.transAxes)
+        axes.set_xlabel("timesteps")
+        axes.set_ylabel("return")
+        axes.set_title(title)
+        axes.grid(alpha=0.3)
+        figure.tight_layout()
+        temporary = path.with_name(f".{path.name}.tmp")
+        figure.savefig(temporary, format="png")
+        os.replace(temporary, path)
+    finally:
+        plt.close(figure)

@@ -1,0 +1,187 @@
+"""An environment worker: one environment served to one learner over the trainer's transport (distributed mode).
+
+``python -m trainer env-worker --spec SPEC --port PORT [--host HOST]`` calls :func:`serve`. The process imports
+gymnasium, never TensorFlow (unless the spec names one of TensorForce's own environments).
+
+Requests and replies are msgpack lists (numpy arrays ride as raw buffers, see :mod:`trainer.transport`)::
+
+    ["hello"]                 -> ["ok", {"states", "actions", "max_episode_timesteps", "repeat_actions", ...}]
+    ["reset"]                 -> ["ok", states]
+    ["step", action]          -> ["ok", [states, terminal, reward]]   (one agent step: repeat_actions times,
+                                                                       rewards summed, stopping at a terminal)
+    ["close", stop_worker]    -> ["ok", null], then the connection ends (and the worker too when stop_worker)
+
+An environment that raises answers ``["error", message]`` and keeps the connection. A learner that disconnects
+is simply waited for again, and every new connection starts fresh episodes; a newly authenticated connection
+replaces the current one (the learner reconnecting after a failure it noticed before this side did).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from tfcli.spec import Experiment
+from trainer.pools.base import RUNNING
+from trainer.pools.recipe import EnvironmentRecipe
+from trainer.transport import DEFAULT_MAX_FRAME, Connection, ConnectionClosed, Server, TransportError
+
+log = logging.getLogger(__name__)
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived (raised from the signal handler, so it unwinds whatever the worker was doing)."""
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals are delivered to the main thread only; a worker in a thread is stopped by its owner
+        return
+    stopping = False
+
+    def handler(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        if not stopping:  # once: a second SIGTERM must not interrupt the clean-up
+            stopping = True
+            raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class _Environment:
+    """The served environment (made and stepped as every pool does, see EnvironmentRecipe) and its episode."""
+
+    def __init__(self, experiment: Experiment, worker_index: int) -> None:
+        self.recipe = EnvironmentRecipe.of(experiment)
+        self.worker_index = worker_index
+        self.env = self.recipe.make(worker_index)
+        self.in_episode = False
+
+    def hello(self) -> dict[str, Any]:
+        return {
+            "states": self.env.states(),
+            "actions": self.env.actions(),
+            "max_episode_timesteps": self.recipe.agent_limit(self.env),
+            "repeat_actions": self.recipe.repeat_actions,
+            "worker_index": self.worker_index,
+        }
+
+    def reset(self) -> Any:
+        self.in_episode = False
+        states = self.env.reset()
+        self.in_episode = True
+        return states
+
+    def step(self, action: Any) -> list[Any]:
+        if not self.in_episode:
+            raise RuntimeError("step before reset (or after the episode ended): reset first")
+        self.in_episode = False  # until the step went through
+        step = self.recipe.step(self.env, action)
+        self.in_episode = step.terminal == RUNNING
+        return [step.states, step.terminal, step.reward]
+
+
+def _answer(environment: _Environment, request: Any) -> tuple[list[Any], str | None]:
+    """The reply to one request and what to do after sending it: None, "close" or "stop"."""
+    if not (isinstance(request, list) and request and isinstance(request[0], str)):
+        raise ValueError("a request must be a list [operation, ...]")
+    operation, arguments = request[0], request[1:]
+    if operation == "close":
+        return ["ok", None], ("stop" if arguments and arguments[0] is True else "close")
+    try:
+        if operation == "hello":
+            return ["ok", environment.hello()], None
+        if operation == "reset":
+            return ["ok", environment.reset()], None
+        if operation == "step" and len(arguments) == 1:
+            return ["ok", environment.step(arguments[0])], None
+    except Exception as error:  # the environment's own failure: tell the learner, keep serving
+        log.exception("env-worker: %s failed", operation)
+        return ["error", f"{operation} failed: {type(error).__name__}: {error}"], None
+    return ["error", f"unknown request {operation!r} with {len(arguments)} argument(s)"], None
+
+
+def _serve_forever(server: Server, environment: _Environment) -> None:
+    active: Connection | None = None
+    try:
+        while True:
+            accepted, readable = server.poll(active, None)
+            for connection in accepted:
+                if active is not None:
+                    log.info("env-worker: learner %s replaces %s", connection.peer, active.peer)
+                    active.close()
+                else:
+                    log.info("env-worker: learner connected from %s", connection.peer)
+                active, readable = connection, False
+                environment.in_episode = False  # a new connection starts fresh episodes
+            if active is None or not readable:
+                continue
+            try:
+                request = active.recv()
+                reply, then = _answer(environment, request)
+                active.send(reply)
+            except ConnectionClosed:
+                log.info("env-worker: learner %s disconnected; waiting for the next connection", active.peer)
+                then = "close"
+            except (TransportError, ValueError) as error:
+                log.warning("env-worker: dropped learner %s: %s", active.peer, error)
+                then = "close"
+            if then is not None:
+                active.close()
+                active = None
+                if then == "stop":
+                    log.info("env-worker: the learner asked this worker to stop")
+                    return
+    finally:
+        if active is not None:
+            active.close()
+
+
+def serve(
+    experiment: Experiment,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    ready: Callable[[str, int], None] | None = None,
+    worker_index: int | None = None,
+    io_timeout: float = 60.0,
+    max_frame: int = DEFAULT_MAX_FRAME,
+) -> None:
+    """Serve one environment of ``experiment`` on ``host:port`` until SIGTERM or a learner's ``close`` with stop.
+
+    ``token`` is the shared secret (``TRAINER_TOKEN``); without one only a loopback ``host`` is accepted
+    (InvalidInput otherwise, exit code 2). ``port`` 0 picks a free port. Once listening, prints
+    ``env-worker listening on HOST:PORT`` and calls ``ready(host, port)``. ``worker_index`` (default: the indexed
+    Job's ``JOB_COMPLETION_INDEX``, else the port) is the environment's index: it is seeded with seed + index,
+    as environment ``index`` of a multi-threaded run is.
+    """
+    with _stop_on_sigterm():
+        server = Server(host, port, token=token, max_frame=max_frame, io_timeout=io_timeout)
+        try:
+            if worker_index is None:
+                index = os.environ.get("JOB_COMPLETION_INDEX", "")
+                worker_index = int(index) if index.isdigit() else server.address[1]
+            environment = _Environment(experiment, worker_index)
+            try:
+                bound_host, bound_port = server.address
+                print(f"env-worker listening on {bound_host}:{bound_port}", flush=True)
+                if ready is not None:
+                    ready(bound_host, bound_port)
+                _serve_forever(server, environment)
+            finally:
+                environment.env.close()
+        except _Terminated:
+            log.info("env-worker: SIGTERM, stopping")
+        finally:
+            server.close()

@@ -1,0 +1,58 @@
+"""``result.json``: how the run ended, written atomically so a reader never sees half of it.
+
+``status`` is "completed" (the budget is spent; exit 0), "paused" (stopped by SIGTERM/SIGINT after a checkpoint;
+exit 143) or "failed" (with ``error``; exit 1, or 2 when the input was at fault). The numbers cover the whole run,
+resumed segments included; ``timesteps_per_second`` is timesteps over training wall time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from trainer.files import atomic_write_json
+from trainer.signals import PAUSED_EXIT_CODE
+from trainer.state import RunState
+
+FILENAME = "result.json"
+EXIT_CODES = {"completed": 0, "paused": PAUSED_EXIT_CODE, "failed": 1}
+
+
+@dataclass(frozen=True)
+class Result:
+    status: str
+    timesteps: int
+    episodes: int
+    wall_seconds: float
+    timesteps_per_second: float
+    mean_return_last_100: float | None
+    updates: int
+    error: str | None = None
+
+    @classmethod
+    def of(cls, status: str, state: RunState, error: str | None = None) -> Result:
+        wall = state.wall_seconds
+        return cls(
+            status=status,
+            timesteps=state.timesteps,
+            episodes=state.episodes,
+            wall_seconds=round(wall, 3),
+            timesteps_per_second=round(state.timesteps / wall, 2) if wall > 0 else 0.0,
+            mean_return_last_100=None if state.mean_recent_return is None else round(state.mean_recent_return, 4),
+            updates=state.updates,
+            error=error,
+        )
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        if data["error"] is None:
+            del data["error"]
+        return data
+
+    def write(self, output: Path) -> None:
+        atomic_write_json(output / FILENAME, self.as_json())

@@ -1,0 +1,145 @@
+"""``run(config) -> Result``: one training run, from an empty or a previous output folder to ``result.json``.
+
+Order matters: the pool first (the agent needs its state/action specs), then the agent — restored from the newest
+complete checkpoint in ``<output>/checkpoints`` if there is one — then ``progress.jsonl`` cut back to that
+checkpoint, then the loop for the remaining budget. Whatever happens, the agent and the environments are closed
+and ``result.json`` and ``learning_curve.png`` are written; a failure is raised again after that, for the command
+line to turn into a message and an exit code.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from tfcli.errors import InvalidInput, TfcliError
+from trainer.acting import acting_for
+from trainer.budget import Budget
+from trainer.checkpoints import CheckpointStore
+from trainer.config import RunConfig
+from trainer.curve import FILENAME as CURVE
+from trainer.curve import plot_learning_curve
+from trainer.hooks import Hook, Hooks
+from trainer.hooks.checkpointing import CheckpointHook
+from trainer.hooks.progress_log import FILENAME as PROGRESS
+from trainer.hooks.progress_log import ProgressLog, read_episodes, rewind
+from trainer.hooks.reporting import reporter
+from trainer.hooks.summaries import TensorBoardSummaries
+from trainer.loop import train
+from trainer.pools.base import EnvironmentPool
+from trainer.pools.factory import close_pool, make_pool
+from trainer.results import Result
+from trainer.signals import StopRequest
+from trainer.state import RunState
+
+log = logging.getLogger(__name__)
+
+
+def _on_spec(config: RunConfig, error: InvalidInput) -> InvalidInput:
+    """Name the spec file in problems found while building (``<file>: agent: ...``), as validation does."""
+    return InvalidInput([f"{config.spec_name}: {problem}" for problem in error.problems], hint=error.hint)
+
+
+def _error_text(error: BaseException) -> str:
+    return str(error) or type(error).__name__
+
+
+def run(config: RunConfig) -> Result:
+    """Train the experiment into ``config.output`` until its budget is spent or a stop is requested."""
+    experiment = config.experiment
+    output = config.output
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise TfcliError(f"cannot create the output folder {output}: {error}") from error
+    budget = Budget.of(experiment)
+    stop = StopRequest().install()
+    state = RunState()
+    hooks = Hooks([])
+    pool: EnvironmentPool | None = None
+    agent: Any = None
+    result: Result | None = None
+    try:
+        try:
+            pool = make_pool(experiment, environments=config.environments, workers=config.workers, token=config.token)
+            store = CheckpointStore(output / "checkpoints", keep=config.keep_checkpoints)
+            ready_pool = pool
+            from trainer.agent_factory import make_agent  # imports TensorFlow
+
+            agent, checkpoint = store.resume(lambda: make_agent(experiment, ready_pool, summaries=output / "summaries"))
+        except InvalidInput as error:
+            raise _on_spec(config, error) from error
+        if checkpoint is not None:
+            kept = rewind(output / PROGRESS, checkpoint.state["episodes"])
+            state = RunState.resumed(checkpoint.state, [episode.episode_return for episode in kept])
+        else:
+            rewind(output / PROGRESS, 0)
+        log.info(
+            "%s: %s, %d environment(s), budget %s (%s left)",
+            experiment.name,
+            experiment.run_mode,
+            pool.size,
+            budget.describe(),
+            _left(budget, state),
+        )
+        if experiment.deterministic:
+            log.warning("deterministic: true — an evaluation run: the agent acts greedily and does not learn")
+        assert experiment.saver_frequency is not None and experiment.summary_frequency is not None
+        state.started = time.monotonic()  # wall time counts training, not building the pool and the agent
+        hook_list: list[Hook] = [
+            CheckpointHook(store, agent, experiment.saver_frequency, state, resumed=checkpoint is not None),
+            ProgressLog(output / PROGRESS),
+            TensorBoardSummaries(output / "summaries" / "trainer", experiment.summary_frequency, state),
+            reporter(budget, experiment.summary_frequency, state, progress_bar=config.progress_bar),
+        ]
+        hooks = Hooks(hook_list)
+        outcome = train(
+            pool=pool,
+            acting=acting_for(agent, deterministic=experiment.deterministic),
+            budget=budget,
+            state=state,
+            hook=hooks,
+            stop=stop,
+        )
+        hooks.on_end(state, outcome)
+        result = Result.of(outcome, state)
+    except BaseException as error:
+        try:
+            hooks.on_end(state, "failed")
+        except Exception as also:
+            log.warning("while ending the failed run: %s", also)
+        try:
+            _finish(config, Result.of("failed", state, error=_error_text(error)))
+        except Exception as also:  # e.g. the output folder is gone: the original error matters more
+            log.warning("could not write %s: %s", config.output / "result.json", also)
+        raise
+    finally:
+        stop.uninstall()
+        if agent is not None:
+            agent.close()
+        if pool is not None:
+            close_pool(pool, run_over=result is not None and result.status == "completed")
+    assert result is not None
+    _finish(config, result)
+    return result
+
+
+def _left(budget: Budget, state: RunState) -> str:
+    parts = []
+    if budget.timesteps is not None:
+        parts.append(f"{budget.timesteps_left(state):,} timesteps")
+    if budget.episodes is not None:
+        parts.append(f"{max(budget.episodes - state.episodes, 0):,} episodes")
+    return " / ".join(parts)
+
+
+def _finish(config: RunConfig, result: Result) -> None:
+    """``result.json`` first (the one file tools wait for), then the learning curve."""
+    result.write(config.output)
+    try:
+        plot_learning_curve(
+            read_episodes(config.output / PROGRESS), config.output / CURVE, title=config.experiment.name
+        )
+    except Exception as error:  # a picture is not worth failing a finished run for
+        log.warning("could not draw %s: %s", CURVE, error)

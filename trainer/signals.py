@@ -1,0 +1,56 @@
+"""Turn SIGTERM and SIGINT into a polite request to stop.
+
+Kubernetes suspends a Job (``tfcli experiment pause``) and reclaims spot nodes with SIGTERM, then SIGKILL after the
+grace period. The handler only sets a flag: the loop finishes the step under way, the run checkpoints, writes
+``result.json`` with status "paused" and exits 143 (128 + SIGTERM), which Kubernetes counts as a failure of the
+pod rather than a completed Job. A second SIGINT (Ctrl-C twice) interrupts at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from types import FrameType
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+PAUSED_EXIT_CODE = 128 + signal.SIGTERM  # 143
+
+
+class StopRequest:
+    """Set by a signal (or by :meth:`request`); read by the training loop between steps."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason = ""
+        self._previous: dict[int, Any] = {}
+
+    @property
+    def requested(self) -> bool:
+        return self._event.is_set()
+
+    def request(self, reason: str) -> None:
+        if not self._event.is_set():
+            self.reason = reason
+            self._event.set()
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        name = signal.Signals(signum).name
+        if signum == signal.SIGINT and self.requested:
+            raise KeyboardInterrupt
+        log.warning("%s received: finishing the current step, then checkpointing and pausing", name)
+        self.request(name)
+
+    def install(self) -> StopRequest:
+        """Handle SIGTERM and SIGINT (main thread only; elsewhere, e.g. a test's thread, signals stay as they are)."""
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def uninstall(self) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()

@@ -1,0 +1,33 @@
+"""The learner <-> env-worker transport (DESIGN.md §3, distributed run mode).
+
+TensorForce's own socket transport fails on messages of 4096 bytes or more and never reconnects, so the trainer
+has its own: length-prefixed frames up to a configurable size (64 MiB by default), msgpack with numpy arrays as
+raw buffers (never pickle), a shared-token HMAC handshake, timeouts on every read and write, TCP_NODELAY.
+A bad frame, a bad handshake or an oversized frame ends that connection and nothing else.
+"""
+
+from trainer.transport.connection import (
+    DEFAULT_MAX_FRAME,
+    PROTOCOL,
+    TOKEN_VARIABLE,
+    Connection,
+    connect,
+    token_from_environment,
+)
+from trainer.transport.errors import ConnectionClosed, FrameError, HandshakeRefused, TransportError
+from trainer.transport.server import Server, is_loopback
+
+__all__ = [
+    "DEFAULT_MAX_FRAME",
+    "PROTOCOL",
+    "TOKEN_VARIABLE",
+    "Connection",
+    "ConnectionClosed",
+    "FrameError",
+    "HandshakeRefused",
+    "Server",
+    "TransportError",
+    "connect",
+    "is_loopback",
+    "token_from_environment",
+]

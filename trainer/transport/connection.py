@@ -1,0 +1,197 @@
+"""One authenticated TCP connection carrying length-prefixed frames, and the client side of the handshake.
+
+On the wire a frame is ``u32 N`` (big-endian) followed by an N-byte body (see :mod:`trainer.transport.codec`).
+A receiver refuses a frame larger than its ``max_frame`` before reading it; every read and write has a timeout;
+Nagle is off (requests and replies are small and latency-bound).
+
+The handshake, right after the TCP connection is made::
+
+    server -> client   {"protocol": "tfcli-env/1", "nonce": 32 random bytes}
+    client -> server   {"mac": HMAC-SHA256(key=TRAINER_TOKEN, msg=nonce)}
+    server -> client   {"ok": true}                       or  {"ok": false, "reason": ...} and close
+
+Handshake frames are limited to 4 KiB, so an unauthenticated peer cannot make the server allocate more. Without
+a token the key is empty, which only a server listening on loopback accepts (see :mod:`trainer.transport.server`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import socket
+import struct
+from typing import Any
+
+from trainer.transport.codec import decode, encode
+from trainer.transport.errors import ConnectionClosed, FrameError, HandshakeRefused, TransportError
+
+PROTOCOL = "tfcli-env/1"
+TOKEN_VARIABLE = "TRAINER_TOKEN"
+DEFAULT_MAX_FRAME = 64 * 2**20  # an Atari frame is ~100 KB, a stacked 84x84x4 state ~28 KB
+HANDSHAKE_MAX_FRAME = 4096
+NONCE_BYTES = 32
+
+_LENGTH = struct.Struct(">I")
+_CHUNK = 65536  # one read pulls in a whole small frame; larger ones are read straight into their own buffer
+
+
+def token_from_environment() -> str | None:
+    """The shared token from ``TRAINER_TOKEN`` (a Kubernetes Secret on GKE); None when unset or empty."""
+    return os.environ.get(TOKEN_VARIABLE) or None
+
+
+def handshake_mac(token: str | None, nonce: bytes) -> bytes:
+    """The client's answer to the server's nonce: HMAC-SHA256 keyed with the token (empty key without one)."""
+    return hmac.new((token or "").encode(), nonce, hashlib.sha256).digest()
+
+
+def configure_socket(sock: socket.socket) -> None:
+    """TCP_NODELAY, and keepalive probes so that a peer that vanished without a FIN is noticed."""
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (("TCP_KEEPIDLE", 30), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 3)):
+        if hasattr(socket, option):
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+
+
+class Connection:
+    """Frames over one socket: ``send(message)`` and ``recv() -> message``.
+
+    Any failure — the peer closed, a timeout, a malformed or oversized frame — raises a
+    :class:`~trainer.transport.errors.TransportError` subclass; after that the connection must be closed, since the
+    byte stream may be out of step.
+    """
+
+    def __init__(
+        self, sock: socket.socket, *, peer: str, max_frame: int = DEFAULT_MAX_FRAME, timeout: float | None = 30.0
+    ) -> None:
+        self.peer = peer
+        self.max_frame = max_frame
+        self._sock = sock
+        self._rx = bytearray()  # bytes read past the last frame
+        self._scratch = bytearray(_CHUNK)
+        self.timeout = timeout
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds any single read or write may take (None: no limit)."""
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, seconds: float | None) -> None:
+        self._timeout = seconds
+        self._sock.settimeout(seconds)
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def buffered(self) -> bool:
+        """Whether bytes of a next frame have already been read (so waiting on the socket would be wrong)."""
+        return bool(self._rx)
+
+    def send(self, message: Any) -> None:
+        """Send one message; a message over ``max_frame`` raises FrameError and sends nothing."""
+        try:
+            parts = encode(message)
+        except TypeError as error:
+            raise FrameError(str(error)) from None
+        size = sum(len(part) for part in parts)
+        if size > self.max_frame:
+            raise FrameError(f"a message of {size} bytes is over the {self.max_frame}-byte frame limit")
+        try:
+            if size < _CHUNK:
+                self._sock.sendall(b"".join([_LENGTH.pack(size), *parts]))
+            else:  # large arrays go out from their own memory, uncopied
+                self._sock.sendall(_LENGTH.pack(size))
+                for part in parts:
+                    self._sock.sendall(part)
+        except TimeoutError:
+            raise TransportError(f"{self.peer}: send timed out after {self.timeout}s") from None
+        except OSError as error:
+            raise TransportError(f"{self.peer}: send failed: {error}") from None
+
+    def _read_some(self) -> None:
+        got = self._sock.recv_into(self._scratch)
+        if not got:
+            raise ConnectionClosed(f"{self.peer}: connection closed")
+        self._rx += memoryview(self._scratch)[:got]
+
+    def recv(self) -> Any:
+        """The next message (waits up to ``timeout`` for each read)."""
+        try:
+            while len(self._rx) < _LENGTH.size:
+                self._read_some()
+            (size,) = _LENGTH.unpack_from(self._rx)
+            if size > self.max_frame:
+                raise FrameError(f"{self.peer}: a frame of {size} bytes is over the {self.max_frame}-byte limit")
+            body = bytearray(size)
+            view = memoryview(body)
+            have = min(size, len(self._rx) - _LENGTH.size)
+            view[:have] = memoryview(self._rx)[_LENGTH.size : _LENGTH.size + have]
+            del self._rx[: _LENGTH.size + have]
+            while have < size:
+                got = self._sock.recv_into(view[have:])
+                if not got:
+                    raise ConnectionClosed(f"{self.peer}: connection closed in the middle of a frame")
+                have += got
+        except TimeoutError:
+            raise TransportError(f"{self.peer}: no answer within {self.timeout}s") from None
+        except TransportError:
+            raise
+        except OSError as error:
+            raise TransportError(f"{self.peer}: {error}") from None
+        return decode(view)
+
+    def close(self) -> None:
+        """Close the socket (idempotent)."""
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
+
+def connect(
+    host: str,
+    port: int,
+    *,
+    token: str | None,
+    connect_timeout: float = 5.0,
+    io_timeout: float | None = 60.0,
+    max_frame: int = DEFAULT_MAX_FRAME,
+) -> Connection:
+    """Connect to a server and pass its handshake; raises HandshakeRefused or TransportError."""
+    peer = f"{host}:{port}"
+    try:
+        sock = socket.create_connection((host, port), timeout=connect_timeout)
+    except TimeoutError:
+        raise TransportError(f"{peer}: connect timed out after {connect_timeout}s") from None
+    except OSError as error:
+        raise TransportError(f"{peer}: cannot connect: {error}") from None
+    try:
+        configure_socket(sock)
+        connection = Connection(sock, peer=peer, max_frame=HANDSHAKE_MAX_FRAME, timeout=connect_timeout)
+        greeting = connection.recv()
+        if not (
+            isinstance(greeting, dict)
+            and greeting.get("protocol") == PROTOCOL
+            and isinstance(greeting.get("nonce"), bytes)
+            and len(greeting["nonce"]) == NONCE_BYTES
+        ):
+            raise HandshakeRefused(f"{peer}: not a tfcli env-worker speaking {PROTOCOL}")
+        connection.send({"mac": handshake_mac(token, greeting["nonce"])})
+        try:
+            verdict = connection.recv()
+        except ConnectionClosed:
+            verdict = {}
+        if not (isinstance(verdict, dict) and verdict.get("ok") is True):
+            reason = verdict.get("reason", "connection closed") if isinstance(verdict, dict) else "bad answer"
+            raise HandshakeRefused(
+                f"{peer} refused the handshake ({reason}): the learner and the env-workers need the same "
+                f"{TOKEN_VARIABLE}"
+            )
+    except BaseException:
+        sock.close()
+        raise
+    connection.max_frame = max_frame
+    connection.timeout = io_timeout
+    return connection
