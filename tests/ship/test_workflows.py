@@ -1,0 +1,153 @@
+"""GitHub Actions workflows: actionlint-clean, keyless, and deploying exactly the changed stacks."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("changed_stacks", ROOT / ".github" / "scripts" / "changed_stacks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def actionlint() -> str:
+    found = shutil.which("actionlint", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail("actionlint is not installed in the project environment (a dev dependency in pyproject.toml)")
+    return found
+
+
+def workflow(name: str) -> dict:  # type: ignore[type-arg]
+    data = yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text())
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as True
+    return dict(data)
+
+
+def test_the_three_workflows_exist() -> None:
+    assert [w.name for w in WORKFLOWS] == ["ci.yml", "experiments.yml", "image.yml"]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_actionlint_has_no_findings(path: Path) -> None:
+    run = subprocess.run([actionlint(), "-oneline", str(path)], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_actionlint_would_catch_a_mistake(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yml"
+    broken.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    steps:\n      - run: echo ${{ github.evnt }}\n"
+    )
+    run = subprocess.run([actionlint(), "-oneline", str(broken)], capture_output=True, text=True)
+    assert run.returncode == 1 and 'property "evnt" is not defined' in run.stdout
+
+
+SAMPLE_DIFF = "\n".join(
+    [
+        "M\tstacks/Pulumi.cartpole-ppo.yaml",
+        "A\tstacks/Pulumi.new-exp.yaml",
+        "D\tstacks/Pulumi.old-exp.yaml",
+        "R087\tstacks/Pulumi.before.yaml\tstacks/Pulumi.after.yaml",
+        "M\tstacks/README.md",
+        "M\tstacks/nested/Pulumi.nested.yaml",
+        "M\tPulumi.yaml",
+        "M\tstacks/Pulumi.Bad_Name.yaml",
+        "C100\tstacks/Pulumi.cartpole-ppo.yaml\tstacks/Pulumi.copy.yaml",
+        "",
+    ]
+)
+
+
+def test_changed_stacks_are_exactly_the_added_or_changed_stack_files() -> None:
+    assert load_script().changed_stacks(SAMPLE_DIFF) == ["after", "cartpole-ppo", "copy", "new-exp"]
+
+
+def test_changed_stacks_from_a_real_git_diff(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.invalid")
+    git("config", "user.name", "t")
+    (tmp_path / "stacks").mkdir()
+    for name in ("a", "b", "c"):
+        (tmp_path / "stacks" / f"Pulumi.{name}.yaml").write_text(f"config:\n  tfcli:suspend: false\n# {name}\n")
+    git("add", ".")
+    git("commit", "-qm", "base")
+    (tmp_path / "stacks" / "Pulumi.a.yaml").write_text("config:\n  tfcli:suspend: true\n")
+    (tmp_path / "stacks" / "Pulumi.b.yaml").unlink()
+    (tmp_path / "stacks" / "Pulumi.d.yaml").write_text("config: {}\n")
+    git("add", "-A")
+    git("commit", "-qm", "change")
+    run = subprocess.run(
+        [sys.executable, str(ROOT / ".github" / "scripts" / "changed_stacks.py"), "HEAD~1", "HEAD"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert run.stdout.strip() == 'stacks=["a", "d"]'
+
+
+def test_experiments_workflow_triggers_permissions_and_one_deploy_per_stack() -> None:
+    flow = workflow("experiments.yml")
+    assert flow["on"]["pull_request"]["paths"] == ["stacks/Pulumi.*.yaml"]
+    assert flow["on"]["push"] == {"branches": ["main"], "paths": ["stacks/Pulumi.*.yaml"]}
+    assert flow["on"]["workflow_dispatch"]["inputs"]["action"]["options"] == ["up", "destroy", "pause", "resume"]
+    assert flow["permissions"]["id-token"] == "write"
+    deploy = flow["jobs"]["deploy"]
+    assert deploy["concurrency"] == {"group": "stack-${{ matrix.stack }}", "cancel-in-progress": False}
+    pulumi = next(s for s in deploy["steps"] if str(s.get("uses", "")).startswith("pulumi/actions@"))
+    assert pulumi["with"]["cloud-url"] == "${{ vars.PULUMI_BACKEND_URL }}"
+    assert pulumi["with"]["secrets-provider"] == "${{ vars.PULUMI_SECRETS_PROVIDER }}"
+
+
+@pytest.mark.parametrize("name", ["experiments.yml", "image.yml"])
+def test_google_authentication_is_workload_identity_federation_never_a_key(name: str) -> None:
+    text = (ROOT / ".github" / "workflows" / name).read_text()
+    flow = workflow(name)
+    steps = [s for job in flow["jobs"].values() for s in job["steps"]]
+    auth = [s for s in steps if str(s.get("uses", "")).startswith("google-github-actions/auth@")]
+    assert auth and all(set(s["with"]) == {"workload_identity_provider", "service_account"} for s in auth)
+    assert "credentials_json" not in text and "secrets.GCP" not in text
+
+
+def test_image_workflow_publishes_what_the_stacks_run_by_default() -> None:
+    from infra.image import default_image
+    from tfcli import __version__
+
+    flow = workflow("image.yml")
+    build = flow["jobs"]["build"]
+    assert build["strategy"]["matrix"]["variant"] == ["cpu", "gpu"]
+    push = next(s for s in build["steps"] if str(s.get("uses", "")).startswith("docker/build-push-action@"))
+    tag = push["with"]["tags"]
+    published = (
+        tag.replace("${{ env.IMAGE }}", build["env"]["IMAGE"])
+        .replace("${{ vars.GCP_REGION }}", "europe-west4")
+        .replace("${{ vars.GCP_PROJECT }}", "my-project")
+        .replace("${{ steps.version.outputs.version }}", __version__)
+    )
+    for variant, gpu in (("cpu", False), ("gpu", True)):
+        expected = default_image(project="my-project", location="europe-west4-a", gpu=gpu)
+        assert published.replace("${{ matrix.variant }}", variant) == expected
+    assert flow["on"] == {"push": {"tags": ["v*"]}}
+
+
+def test_ci_workflow_runs_the_readme_commands() -> None:
+    text = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
+    for command in ("ruff check .", "ruff format --check .", "uv run mypy", "uv run pytest"):
+        assert command in text
