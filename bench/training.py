@@ -32,17 +32,20 @@ CASES: dict[str, dict[str, Any]] = {
 
 def one(case: str, timesteps: int, output: Path, agent_summaries: bool) -> None:
     from tfcli.spec import load_experiment
-    from trainer import agent_factory
     from trainer.config import RunConfig
     from trainer.run import run
 
-    if not agent_summaries:
-        make = agent_factory.make_agent
-        agent_factory.make_agent = lambda experiment, pool, summaries: make(experiment, pool, summaries=None)  # type: ignore[assignment]
     settings = CASES[case]
     overrides = {**settings["overrides"], "total_timesteps": timesteps, "seed": 1}
     experiment = load_experiment("cartpole-ppo", overrides=overrides).spec
-    run(RunConfig(experiment=experiment, output=output, environments=settings["environments"], progress_bar=False))
+    config = RunConfig(
+        experiment=experiment,
+        output=output,
+        environments=settings["environments"],
+        progress_bar=False,
+        agent_summaries=agent_summaries,
+    )
+    run(config)
 
 
 def measure(case: str, timesteps: int, agent_summaries: bool) -> tuple[float, float, float]:

@@ -27,6 +27,7 @@ class RunConfig:
     token: str | None = None  # shared secret for the env-worker transport
     keep_checkpoints: int = 3
     progress_bar: bool | None = None  # None: a rich progress bar when stdout is a terminal, else log lines
+    agent_summaries: bool = True  # TensorForce's own summaries in summaries/agent/ (bench/training.py turns them off)
 
 
 def parse_workers(text: str) -> tuple[Address, ...]:

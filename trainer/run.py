@@ -65,9 +65,7 @@ def run(config: RunConfig) -> Result:
             pool = make_pool(experiment, environments=config.environments, workers=config.workers, token=config.token)
             store = CheckpointStore(output / "checkpoints", keep=config.keep_checkpoints)
             ready_pool = pool
-            from trainer.agent_factory import make_agent  # imports TensorFlow
-
-            agent, checkpoint = store.resume(lambda: make_agent(experiment, ready_pool, summaries=output / "summaries"))
+            agent, checkpoint = store.resume(lambda: _make_agent(config, ready_pool))
         except InvalidInput as error:
             raise _on_spec(config, error) from error
         if checkpoint is not None:
@@ -123,6 +121,22 @@ def run(config: RunConfig) -> Result:
     assert result is not None
     _finish(config, result)
     return result
+
+
+def _make_agent(config: RunConfig, pool: EnvironmentPool) -> Any:
+    """The run's agent; the pool stands in for the environment (its specs, its episode limit in agent steps)."""
+    from trainer.agents import agent_summarizer, build_agent  # imports TensorFlow
+
+    experiment = config.experiment
+    return build_agent(
+        experiment.agent,
+        environment=pool,
+        network=experiment.network,
+        max_episode_timesteps=None,  # the pool's limit
+        parallel_interactions=pool.size,
+        seed=experiment.seed,
+        summarizer=agent_summarizer(config.output / "summaries") if config.agent_summaries else None,
+    )
 
 
 def _left(budget: Budget, state: RunState) -> str:

@@ -45,6 +45,28 @@ def test_a_value_tensorforce_rejects_is_the_users_mistake(cartpole: GymnasiumAda
         build_agent(AgentSpec(agent="ppo", batch_size=0), environment=cartpole, max_episode_timesteps=None)
 
 
+BASELINE = [{"type": "dense", "size": 8}]
+ADAM = {"optimizer": "adam", "learning_rate": 1e-3}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"baseline": BASELINE}, "a baseline needs a baseline_optimizer to train it"),
+        ({"baseline_optimizer": ADAM}, "a baseline_optimizer needs a baseline to train (there is none)"),
+    ],
+    ids=["baseline-without-optimizer", "optimizer-without-baseline"],
+)
+def test_a_combination_tensorforce_asserts_against_is_named(
+    cartpole: GymnasiumAdapter, arguments: dict[str, object], problem: str
+) -> None:
+    # TensorForce checks these with a bare assert: an AssertionError without a message.
+    spec = AgentSpec(agent="ppo", batch_size=2, **arguments)
+    with pytest.raises(InvalidInput) as raised:
+        build_agent(spec, environment=cartpole, max_episode_timesteps=None)
+    assert raised.value.problems == [f"agent: cannot build the ppo agent: {problem}"]
+
+
 def test_an_agent_limit_shorter_than_the_environments_is_refused(cartpole: GymnasiumAdapter) -> None:
     # The environment would run past it, and TensorForce would fail in the middle of an episode.
     with pytest.raises(ValueError, match="same limit"):

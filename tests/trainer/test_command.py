@@ -5,44 +5,32 @@ a distributed run trains over ``env-worker`` processes and stops them when it co
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import subprocess
-import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from trainer_testkit import complete_checkpoints, read_progress, read_result
+from trainer_testkit import (
+    complete_checkpoints,
+    finish,
+    free_port,
+    read_progress,
+    read_result,
+    trainer_process,
+    wait_for,
+)
 
 from tfcli.spec import load_experiment
 from trainer.config import RunConfig
 from trainer.run import run
 
-ROOT = Path(__file__).resolve().parents[2]
 BUDGET = 2500
 SAVER_INTERVAL = 300
 
 
 def start(spec: Path, output: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "trainer", "run", "--spec", str(spec), "--output", str(output)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-
-
-def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str], timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
+    return trainer_process("run", "--spec", str(spec), "--output", str(output))
 
 
 def newest_checkpoint_timesteps(output: Path) -> int:
@@ -51,11 +39,6 @@ def newest_checkpoint_timesteps(output: Path) -> int:
     except (FileNotFoundError, json.JSONDecodeError):
         return 0
     return int(checkpoints[-1]["timesteps"]) if checkpoints else 0
-
-
-def finish(process: subprocess.Popen[str], timeout: float = 120.0) -> tuple[int, str]:
-    _, stderr = process.communicate(timeout=timeout)
-    return process.returncode, stderr
 
 
 def spec(spec_file: Any) -> Path:
@@ -109,21 +92,18 @@ def test_sigterm_checkpoints_pauses_with_exit_143_and_the_checkpoint_resumes(tmp
     assert result["episodes"] == len(read_progress(output)) > paused["episodes"]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_a_distributed_run_trains_over_env_worker_processes_that_exit_when_it_completes(
     tmp_path: Path, spec_file: Any
 ) -> None:
     path = spec_file(run_mode="distributed", num_workers=2, total_timesteps=401, saver_frequency="200t")
     ports = [free_port(), free_port()]
-    token_env = {**os.environ, "TRAINER_TOKEN": "test-token"}
-    command = [sys.executable, "-m", "trainer", "env-worker", "--spec", str(path), "--host", "127.0.0.1", "--port"]
     workers = [
-        subprocess.Popen([*command, str(port)], cwd=ROOT, env=token_env, stdout=subprocess.DEVNULL, text=True)
+        trainer_process(
+            *("env-worker", "--spec", str(path), "--host", "127.0.0.1", "--port", str(port)),
+            token="test-token",
+            stdout=subprocess.DEVNULL,
+            stderr=None,
+        )
         for port in ports
     ]
     try:
@@ -142,3 +122,16 @@ def test_a_distributed_run_trains_over_env_worker_processes_that_exit_when_it_co
             if worker.poll() is None:
                 worker.kill()
                 worker.communicate()
+
+
+def test_an_agent_spec_tensorforce_cannot_build_exits_2_with_a_message_and_no_traceback(
+    tmp_path: Path, spec_file: Any
+) -> None:
+    # PPO with a baseline but no baseline_optimizer: TensorForce fails a bare `assert`, not with TensorforceError.
+    agent = {"agent": "ppo", "batch_size": 2, "baseline": [{"type": "dense", "size": 8}]}
+    path = spec_file(total_timesteps=100, agent=agent)
+    code, stderr = finish(start(path, tmp_path / "out"))
+    assert code == 2, stderr
+    assert f"{path}: agent: cannot build the ppo agent: a baseline needs a baseline_optimizer to train it" in stderr
+    assert "Traceback" not in stderr and "AssertionError" not in stderr
+    assert read_result(tmp_path / "out")["status"] == "failed"

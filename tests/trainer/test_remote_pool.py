@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from trainer_testkit import ROOT, free_port
 
 from tfcli.errors import TfcliError
 from tfcli.spec import Experiment
@@ -35,7 +35,6 @@ port, index = int(sys.argv[2]), int(sys.argv[3])
 serve(experiment, host="127.0.0.1", port=port, token=token_from_environment(), worker_index=index)
 print(json.dumps({"tensorflow": "tensorflow" in sys.modules, "tensorforce": "tensorforce" in sys.modules}), flush=True)
 """
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def cartpole(level: str = "CartPole-v1", **fields: Any) -> Experiment:
@@ -49,12 +48,6 @@ def cartpole(level: str = "CartPole-v1", **fields: Any) -> Experiment:
         seed=11,
         **fields,
     )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Worker:

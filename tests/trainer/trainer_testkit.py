@@ -6,13 +6,21 @@ Imported by the test modules (pytest puts this folder on ``sys.path``); ``confte
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 import yaml
 
 from tfcli.spec import Experiment
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # Small and quick to trace; updates after every 2 episodes, so tiny budgets still train.
 TINY_PPO: dict[str, Any] = {
@@ -59,3 +67,40 @@ def complete_checkpoints(output: Path) -> list[dict[str, Any]]:
     """The ``state.json`` of every complete checkpoint, oldest first."""
     folders = sorted((output / "checkpoints").iterdir(), key=lambda p: int(p.name))
     return [json.loads((f / "state.json").read_text()) for f in folders if (f / "COMPLETE").is_file()]
+
+
+def trainer_process(
+    *arguments: str,
+    token: str | None = None,
+    stdout: int | IO[Any] | None = subprocess.PIPE,
+    stderr: int | IO[Any] | None = subprocess.PIPE,
+) -> subprocess.Popen[str]:
+    """``python -m trainer ARGUMENTS...`` as the containers run it (from the repository root, unbuffered), with
+    ``TRAINER_TOKEN`` set when ``token`` is given."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if token is not None:
+        env["TRAINER_TOKEN"] = token
+    return subprocess.Popen(
+        [sys.executable, "-m", "trainer", *arguments], cwd=ROOT, stdout=stdout, stderr=stderr, text=True, env=env
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str], timeout: float = 120.0) -> None:
+    """Poll ``condition`` until it holds; fails if ``process`` exits first or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def finish(process: subprocess.Popen[str], timeout: float = 120.0) -> tuple[int, str]:
+    """The exit code and stderr of ``process`` once it ends."""
+    _, stderr = process.communicate(timeout=timeout)
+    return process.returncode, stderr

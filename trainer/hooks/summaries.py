@@ -1,5 +1,5 @@
 """TensorBoard summaries of the run in ``summaries/trainer/`` (TensorForce's own summarizer writes
-``summaries/agent/``; see :mod:`trainer.agent_factory`).
+``summaries/agent/``; see :func:`trainer.agents.agent_summarizer`).
 
 Per episode: ``episode/return`` and ``episode/length`` at the step of the run's timesteps. Every
 ``summary_frequency``: ``run/timesteps_per_second`` (over the period), ``run/mean_return_last_100``,

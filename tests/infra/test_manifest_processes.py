@@ -1,0 +1,165 @@
+"""The manifests start a working trainer: the containers' command lines, exactly as rendered, run as local processes
+(the pods' DNS names mapped to loopback) and train a tiny distributed experiment to completion.
+
+No Kubernetes API server or Docker here (DESIGN.md §4), so this stands in for the cluster, doing only what the
+cluster would do and changing only what cannot be the same on one machine — each substitution is explicit below:
+
+- mounts: each container's ``volumeMounts`` become folders under ``tmp_path`` (the ConfigMap's items are written
+  into the spec volume's folder, the results bucket's CSI volume is an empty folder), and an argument under a mount
+  path is rewritten to the same path under its folder;
+- env: as the manifest writes it; ``valueFrom.secretKeyRef`` is read from the rendered Secret, and the indexed
+  Job's pods get ``JOB_COMPLETION_INDEX`` as Kubernetes sets it;
+- network: every pod has its own network namespace, so all env-worker pods listen on the same fixed ``--port``;
+  local processes share one, so each worker's ``--port`` is rewritten to 0 (the OS picks a free port, which the
+  worker prints) and the learner's ``--workers`` names ``<job>-<i>.<subdomain>`` — the stable DNS name Kubernetes
+  gives indexed pod ``i`` behind the headless Service — are mapped to 127.0.0.1 and that worker's port.
+
+Everything else (``env-worker``/``run``, ``--spec``, ``--output``, ``--host 0.0.0.0``, the token) runs as rendered,
+through ``python -m trainer``, the image's entrypoint (the containers set only ``args``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from infra_testkit import PROJECT, ZONE
+
+from infra.manifests import context_for, render
+from tfcli.spec import Experiment
+
+ENTRYPOINT = [sys.executable, "-m", "trainer"]  # the image's ENTRYPOINT (DESIGN.md §3, "Trainer")
+BUDGET = 300
+# A tiny distributed experiment (CartPole, a PPO small to trace that updates after every 2 episodes).
+TINY = {
+    "name": "manifest-run",
+    "environment": {"level": "CartPole-v1"},
+    "agent": {
+        "agent": "ppo",
+        "batch_size": 2,
+        "network": [{"type": "dense", "size": 16, "activation": "tanh"}],
+        "learning_rate": 1e-3,
+    },
+    "run_mode": "distributed",
+    "num_workers": 2,
+    "total_timesteps": BUDGET,
+    "saver_frequency": "100t",
+    "seed": 5,
+}
+
+
+def rendered(experiment: Experiment) -> dict[tuple[str, str], dict[str, Any]]:
+    """What ``tfcli experiment render`` prints (a fresh token in the Secret), by (kind, name)."""
+    ctx = context_for(experiment, project=PROJECT, location=ZONE)
+    return {(o["kind"], o["metadata"]["name"]): o for o in yaml.safe_load_all(render(experiment, ctx))}
+
+
+class Pod:
+    """One pod of a Job, as a local process: its container's args and env resolved as the cluster would."""
+
+    def __init__(self, objects: dict[tuple[str, str], dict[str, Any]], job: str, root: Path, index: int | None = None):
+        self.spec = objects["Job", job]["spec"]["template"]["spec"]
+        (self.container,) = self.spec["containers"]
+        assert "command" not in self.container  # args go to the image's entrypoint
+        self.args: list[str] = list(self.container["args"])
+        self.env = {"JOB_COMPLETION_INDEX": str(index)} if index is not None else {}
+        for variable in self.container.get("env", []):
+            if "value" in variable:
+                self.env[variable["name"]] = variable["value"]
+            else:
+                ref = variable["valueFrom"]["secretKeyRef"]
+                self.env[variable["name"]] = objects["Secret", ref["name"]]["stringData"][ref["key"]]
+        self.mounts = self._mount(objects, root / f"{job}-{index if index is not None else 0}")
+
+    def _mount(self, objects: dict[tuple[str, str], dict[str, Any]], root: Path) -> dict[str, Path]:
+        volumes = {volume["name"]: volume for volume in self.spec["volumes"]}
+        mounts = {}
+        for mount in self.container["volumeMounts"]:
+            folder = root / mount["name"]
+            folder.mkdir(parents=True)
+            volume = volumes[mount["name"]]
+            if "configMap" in volume:
+                data = objects["ConfigMap", volume["configMap"]["name"]]["data"]
+                for item in volume["configMap"]["items"]:
+                    (folder / item["path"]).write_text(data[item["key"]])
+            else:
+                assert "csi" in volume  # the results bucket: starts empty
+            mounts[mount["mountPath"]] = folder
+        return mounts
+
+    def local(self, argument: str) -> str:
+        """An argument that names a path under a mount, as the same path under the mount's local folder."""
+        for path, folder in self.mounts.items():
+            if argument == path or argument.startswith(path + "/"):
+                return str(folder) + argument.removeprefix(path)
+        return argument
+
+    def option(self, name: str) -> str:
+        return self.args[self.args.index(name) + 1]
+
+    def replace_option(self, name: str, value: str) -> None:
+        self.args[self.args.index(name) + 1] = value
+
+    def start(self, stdout: Any, log: Path) -> subprocess.Popen[str]:
+        """The container's process: the entrypoint with the args, the manifest's env and nothing else, in a folder
+        of its own (the image's working directory plays no part)."""
+        args = [self.local(argument) for argument in self.args]
+        with log.open("w") as stderr:
+            return subprocess.Popen(
+                [*ENTRYPOINT, *args], cwd=log.parent, env=self.env, stdout=stdout, stderr=stderr, text=True
+            )
+
+
+def test_the_rendered_containers_run_as_processes_train_a_distributed_experiment(tmp_path: Path) -> None:
+    experiment = Experiment.model_validate(TINY)
+    objects = rendered(experiment)
+    service = objects["Service", "env-workers"]
+    workers_job = objects["Job", "env-workers"]
+    assert service["spec"]["clusterIP"] == "None"  # headless: pod DNS names, no load-balancing
+
+    workers = [Pod(objects, "env-workers", tmp_path, index) for index in range(workers_job["spec"]["completions"])]
+    learner = Pod(objects, "learner", tmp_path)
+    assert workers[0].args[0] == "env-worker" and learner.args[0] == "run"
+    (container_port,) = (port["containerPort"] for port in workers[0].container["ports"])
+    assert workers[0].option("--port") == str(container_port) == str(service["spec"]["ports"][0]["targetPort"])
+    assert workers[0].option("--host") == "0.0.0.0" and workers[0].env["TRAINER_TOKEN"]  # kept: a token is set
+
+    processes: list[subprocess.Popen[str]] = []
+    try:
+        # Every pod has its own network namespace; these processes share one: one free port each instead of 7000.
+        addresses = {}
+        for index, worker in enumerate(workers):
+            worker.replace_option("--port", "0")
+            process = worker.start(stdout=subprocess.PIPE, log=tmp_path / f"worker-{index}.log")
+            processes.append(process)
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            assert line.startswith("env-worker listening on 0.0.0.0:"), (tmp_path / f"worker-{index}.log").read_text()
+            dns_name = f"{workers_job['metadata']['name']}-{index}.{worker.spec['subdomain']}"
+            assert worker.spec["subdomain"] == service["metadata"]["name"]  # what makes the DNS name resolve
+            addresses[f"{dns_name}:{container_port}"] = f"127.0.0.1:{line.strip().rsplit(':', 1)[1]}"
+
+        assert learner.option("--workers").split(",") == list(addresses)  # the pods' DNS names, as rendered
+        learner.replace_option("--workers", ",".join(addresses.values()))
+        trainer = learner.start(stdout=subprocess.DEVNULL, log=tmp_path / "learner.log")
+        processes.append(trainer)
+        assert trainer.wait(timeout=180) == 0, (tmp_path / "learner.log").read_text()
+
+        output = Path(learner.local(learner.option("--output")))
+        assert output.parent == learner.mounts["/results"]  # written into the results bucket's mount
+        result = json.loads((output / "result.json").read_text())
+        assert (result["status"], result["timesteps"]) == ("completed", BUDGET)
+        assert result["updates"] >= 1
+        progress = [json.loads(line) for line in (output / "progress.jsonl").read_text().splitlines()]
+        assert {line["worker"] for line in progress} == set(range(len(workers)))
+        # The learner tells the workers to stop when the run completes: each pod exits 0, the indexed Job completes.
+        assert [process.wait(timeout=15) for process in processes[: len(workers)]] == [0] * len(workers)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()

@@ -1,0 +1,84 @@
+"""Faults of a distributed run as Kubernetes deals them: an env-worker pod killed outright (an OOM kill, a spot VM
+taken back) and started again by its Job at the same address. The learner goes on with the other worker, takes
+the new one back when it listens, and the run still ends ``completed`` with exactly its budget."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from trainer_testkit import finish, free_port, read_progress, read_result, trainer_process, wait_for
+
+TOKEN = "fault-test-token"
+# Long enough to outlast the kill, the restart (the new process imports gymnasium; ~2 s here) and the learner's
+# reconnection backoff (0.05 s doubling: attempts ~3 s and ~6 s after the loss) with training to spare.
+BUDGET = 4000
+
+
+def episodes_of(worker: int, output: Path) -> int:
+    """Finished episodes of ``worker`` in a run's progress.jsonl so far (a line being written is not counted)."""
+    text = (output / "progress.jsonl").read_text()
+    lines = text[: text.rfind("\n") + 1].splitlines()
+    return sum(1 for line in lines if json.loads(line)["worker"] == worker)
+
+
+def test_killing_an_env_worker_and_starting_it_again_still_completes(tmp_path: Path, spec_file: Any) -> None:
+    spec = str(spec_file(run_mode="distributed", num_workers=2, total_timesteps=BUDGET, saver_frequency="1000t"))
+    output = tmp_path / "out"
+    ports = [free_port(), free_port()]
+    learner_log = tmp_path / "learner.log"
+
+    def env_worker(index: int) -> subprocess.Popen[str]:
+        arguments = ("env-worker", "--spec", spec, "--port", str(ports[index]), "--host", "127.0.0.1")
+        with (tmp_path / f"worker-{index}.log").open("a") as log:
+            return trainer_process(*arguments, token=TOKEN, stdout=subprocess.DEVNULL, stderr=log)
+
+    def logged() -> str:
+        return learner_log.read_text()
+
+    workers = [env_worker(0), env_worker(1)]
+    addresses = ",".join(f"127.0.0.1:{port}" for port in ports)
+    with learner_log.open("w") as log:
+        learner = trainer_process(
+            *("run", "--spec", spec, "--output", str(output), "--workers", addresses),
+            token=TOKEN,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+    started: list[subprocess.Popen[str]] = [*workers, learner]
+    name = re.escape(f"env-worker 1 (127.0.0.1:{ports[1]})")
+    try:
+        progress_file = output / "progress.jsonl"
+        wait_for(lambda: progress_file.is_file() and progress_file.stat().st_size > 0, learner)  # under way
+
+        workers[1].send_signal(signal.SIGKILL)
+        workers[1].wait(10)
+        wait_for(lambda: re.search(rf"{name} lost: .*; reconnecting", logged()) is not None, learner, timeout=30)
+        episodes_before = episodes_of(1, output)
+        time.sleep(0.5)  # the Job's back-off before it starts a new pod
+        restarted = env_worker(1)
+        started.append(restarted)
+
+        code, _ = finish(learner, timeout=60)
+        log_text = logged()
+        assert code == 0, log_text
+        result = read_result(output)
+        assert (result["status"], result["timesteps"]) == ("completed", BUDGET), log_text
+        # The learner noticed the loss and took the restarted worker back, which then played whole episodes.
+        lost = re.search(rf"{name} lost: ", log_text)
+        assert lost is not None and re.search(rf"{name} connected", log_text[lost.end() :]), log_text
+        progress = read_progress(output)
+        assert episodes_of(1, output) > episodes_before
+        assert result["episodes"] == len(progress)
+        # Told to stop when the run completed: both workers exit 0, so their indexed Job completes too.
+        assert [workers[0].wait(15), restarted.wait(15)] == [0, 0]
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
