@@ -12,16 +12,18 @@ from tfcli.errors import TfcliError
 
 
 @contextlib.contextmanager
-def exclusive(lock_file: Path, what: str) -> Iterator[None]:
-    """Hold an exclusive lock on ``lock_file`` for the block; refuse at once if another process holds it.
+def exclusive(lock_file: Path, what: str, *, shared: bool = False) -> Iterator[None]:
+    """Hold a lock on ``lock_file`` for the block; refuse at once if another process holds it.
 
-    ``flock`` locks vanish with the process that held them, so a crashed command never leaves a stale lock.
+    ``shared`` locks (for commands that only rely on the thing, such as experiments starting on a shared cluster)
+    coexist with each other but not with an exclusive one. ``flock`` locks vanish with the process that held them,
+    so a crashed command never leaves a stale lock.
     """
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     handle = open(lock_file, "a+")  # noqa: SIM115 - closed in finally, after the lock is released
     try:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
@@ -29,10 +31,11 @@ def exclusive(lock_file: Path, what: str) -> Iterator[None]:
                 f"{what} is busy: another tfcli command ({holder}) is acting on it",
                 hint="wait for that command to finish, then try again",
             ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}")
-        handle.flush()
+        if not shared:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()}")
+            handle.flush()
         yield
     finally:
         handle.close()

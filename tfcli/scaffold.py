@@ -44,6 +44,7 @@ experiments/*/logs/
 experiments/*/run.json
 experiments/*/.lock
 .pulumi/
+.tfcli/
 """
 
 

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from tfcli import __version__
-from tfcli.cli import experiment
+from tfcli.cli import cluster, experiment
 from tfcli.cli.errors import TfcliGroup
 from tfcli.cli.init import init
 from tfcli.cli.validate import validate
@@ -50,6 +50,7 @@ def root(
 app.command("init")(init)
 app.command("validate")(validate)
 app.add_typer(experiment.app, name="experiment")
+app.add_typer(cluster.app, name="cluster")
 
 
 def main() -> None:

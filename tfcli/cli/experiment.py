@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tfcli.cli.console import out
+from tfcli.cli.console import err, out
 from tfcli.cli.errors import TfcliGroup
 
 app = typer.Typer(
@@ -78,22 +78,64 @@ def new(
     from tfcli.spec.documents import display_path
 
     out().print(f"Created experiment '{experiment.name}' in {display_path(experiment.root)}")
+    stack_file = display_path(store.project.stacks / f"Pulumi.{experiment.name}.yaml")
+    if store.project.settings.gcp_project:
+        out().print(f"  its stack: {stack_file} (`pulumi up -s {experiment.name}` deploys it without tfcli)")
+    else:
+        out().print(f"  its stack: {stack_file}, with a placeholder GCP project (tfcli.yaml names none)")
     if start:
         _start(store, experiment.name, local=local, wait=None)
     else:
         out().print(f"Start it with `tfcli experiment start -e {experiment.name}`")
 
 
-def _start(store: Any, name: str, *, local: bool, wait: bool | None, restart: bool = False) -> None:
-    from tfcli.cli.follow import follow, report_end
-    from tfcli.experiments.run import start_experiment
+def _start(
+    store: Any,
+    name: str,
+    *,
+    local: bool,
+    wait: bool | None,
+    restart: bool = False,
+    cluster: str | None = None,
+    resume: bool = False,
+) -> None:
+    from tfcli.cli.follow import follow, follow_gke, report_end
+    from tfcli.cli.stack_progress import RichUpdateObserver
+    from tfcli.experiments.run import resume_experiment, start_experiment
 
-    launched = start_experiment(store, name, local=local, restart=restart)
+    observer = RichUpdateObserver()
+    if resume:
+        launched = resume_experiment(store, name, observer=observer)
+    else:
+        launched = start_experiment(
+            store, name, local=local, restart=restart, shared_cluster=cluster, observer=observer
+        )
     experiment = launched.experiment
-    if launched.process is None:  # nothing to run: it had completed already
+    if launched.nothing_to_run:
         out().print(f"{experiment.name} has already completed (`--restart` starts it over).")
-        report_end(experiment, 0)
+        if launched.backend == "local":
+            report_end(experiment, 0)
         return
+    if launched.backend == "gke":
+        deployment = launched.deployment
+        assert deployment is not None
+        outputs = deployment.outputs
+        where = f"shared cluster {deployment.shared_cluster}" if deployment.shared_cluster else "its own cluster"
+        out().print(
+            f"Deployed {experiment.name} on GKE ({where} {outputs.get('clusterName', '')}, "
+            f"namespace {outputs.get('namespace', '?')}); results go to {outputs.get('resultsUrl', 'its bucket')}"
+        )
+        if not wait:
+            out().print(
+                f"Watch it with `tfcli experiment status -e {experiment.name}`; "
+                f"`tfcli experiment download -e {experiment.name}` copies its results so far."
+            )
+            return
+        code = follow_gke(store, experiment, deployment)
+        if code:
+            raise typer.Exit(code)
+        return
+    assert launched.process is not None
     if wait is False:
         out().print(
             f"Started {experiment.name} in the background (pid {launched.process.pid}). "
@@ -113,7 +155,9 @@ def start(
     local: Annotated[
         bool, typer.Option("--local", help="Run on this machine (the default without a GCP project).")
     ] = False,
-    cluster: Annotated[str | None, typer.Option("--cluster", "-c", help="Run on this cluster (GKE).")] = None,
+    cluster: Annotated[
+        str | None, typer.Option("--cluster", "-c", help="Run on this shared cluster (GKE; `tfcli cluster create`).")
+    ] = None,
     wait: Annotated[
         bool | None,
         typer.Option("--wait/--detach", help="Wait for the end (default locally) or return at once (default on GKE)."),
@@ -121,42 +165,51 @@ def start(
     resume: Annotated[bool, typer.Option("--resume", help="Continue a paused experiment.")] = False,
     restart: Annotated[bool, typer.Option("--restart", help="Delete earlier results and start over.")] = False,
 ) -> None:
-    """Start an experiment by name (-e) or straight from a spec (-f), locally or on GKE."""
+    """Start an experiment by name (-e) or straight from a spec (-f), locally or on GKE (`pulumi up`)."""
     from tfcli.errors import InvalidInput
     from tfcli.experiments.create import create_experiment
+    from tfcli.experiments.store import checked_flag
 
     if (experiment is None) == (file is None):
         raise InvalidInput("give exactly one of -e NAME (an existing experiment) or -f SPEC")
     if resume and restart:
         raise InvalidInput("--resume and --restart contradict each other")
+    if cluster is not None:
+        checked_flag(cluster, "--cluster")
+        if local:
+            raise InvalidInput("--cluster: a shared cluster is a GKE cluster; it has no meaning with --local")
     store = _context()
+    if cluster is not None:  # checked before anything is written
+        if store.project.settings.default_backend == "local":
+            raise InvalidInput(
+                "--cluster: a shared cluster is a GKE cluster, and this project names no GCP project "
+                "(set one with `tfcli init -r PROJECT_ID`)"
+            )
+        from tfcli.gke.stack_files import cluster_spec
+
+        cluster_spec(store.project, cluster)
     if file is not None:
-        experiment = create_experiment(store, file, {"cluster": cluster}, replace=restart).name
+        experiment = create_experiment(store, file, {}, replace=restart).name
     assert experiment is not None
     if resume:
         from tfcli.experiments.run import require_resumable
 
-        require_resumable(store.get(experiment))
-    _start(store, experiment, local=local, wait=wait, restart=restart)
+        require_resumable(store, store.get(experiment))
+    _start(store, experiment, local=local, wait=wait, restart=restart, cluster=cluster)
 
 
 @app.command()
 def resume(experiment: Name, wait: Annotated[bool | None, typer.Option("--wait/--detach")] = None) -> None:
-    """Continue a paused experiment from its newest checkpoint."""
-    from tfcli.experiments.run import require_resumable
-
-    store = _context()
-    require_resumable(store.get(experiment))
-    _start(store, experiment, local=False, wait=wait)
+    """Continue a paused experiment from its newest checkpoint, where it last ran."""
+    _start(_context(), experiment, local=False, wait=wait, resume=True)
 
 
 @app.command("list")
 def list_(as_json: Json = False) -> None:
     """All experiments of the project: backend, run mode, status, progress, mean return."""
-    from tfcli.experiments.run import status_of
+    from tfcli.experiments.run import statuses as all_statuses
 
-    store = _context()
-    statuses = [status_of(store.get(name)) for name in store.names()]
+    statuses = all_statuses(_context())
     if as_json:
         out().print_json(json.dumps([s.as_json() for s in statuses]))
         return
@@ -171,6 +224,11 @@ def list_(as_json: Json = False) -> None:
         mean = f"{s.mean_return:.1f}" if s.mean_return is not None else "-"
         table.add_row(s.name, s.backend, s.run_mode, s.state, progress, mean)
     out().print(table)
+    from rich.markup import escape
+
+    for s in statuses:
+        if s.state == "unknown":
+            err().print(f"[yellow]warning:[/] {s.name}: {escape(s.detail)}")
 
 
 @app.command()
@@ -178,7 +236,8 @@ def status(experiment: Name, as_json: Json = False) -> None:
     """One experiment's state, progress and result."""
     from tfcli.experiments.run import status_of
 
-    current = status_of(_context().get(experiment))
+    store = _context()
+    current = status_of(store, store.get(experiment))
     if as_json:
         out().print_json(json.dumps(current.as_json()))
         return
@@ -204,8 +263,10 @@ def logs(
     """Print the trainer's log (or an env-worker's)."""
     from tfcli.experiments.run import follow_log
 
+    store = _context()
     follow_log(
-        _context().get(experiment),
+        store,
+        store.get(experiment),
         follow=follow,
         worker=worker,
         write=lambda text: out().print(text, end="", markup=False, highlight=False),
@@ -214,10 +275,18 @@ def logs(
 
 @app.command()
 def pause(experiment: Name) -> None:
-    """Checkpoint and stop the run; `resume` continues it."""
+    """Checkpoint and stop the run (GKE: suspend its Jobs); `resume` continues it."""
+    from tfcli.cli.stack_progress import RichUpdateObserver
     from tfcli.experiments.run import pause_experiment
 
-    result = pause_experiment(_context().get(experiment))
+    store = _context()
+    result = pause_experiment(store, store.get(experiment), observer=RichUpdateObserver())
+    if result.get("status") == "pausing":
+        out().print(
+            f"Pausing {experiment}: its Jobs are suspended and the trainer is writing its checkpoint; "
+            f"`tfcli experiment status -e {experiment}` shows when it is paused."
+        )
+        return
     out().print(f"Paused {experiment} at {result.get('timesteps', 0):,} timesteps (checkpoint saved).")
 
 
@@ -226,20 +295,81 @@ def stop(
     experiment: Name,
     no_download: Annotated[bool, typer.Option("--no-download", help="Do not download results first (GKE).")] = False,
 ) -> None:
-    """Stop the experiment for good: checkpoint, end its processes (GKE: download, destroy)."""
+    """Stop the experiment for good: checkpoint, end its processes (GKE: download, destroy its stack)."""
+    from tfcli.cli.stack_progress import RichUpdateObserver
     from tfcli.experiments.run import stop_experiment
+    from tfcli.spec.documents import display_path
 
-    stop_experiment(_context().get(experiment), download=not no_download)
-    out().print(f"Stopped {experiment}; results are in experiments/{experiment}/results/")
+    store = _context()
+    results = stop_experiment(store, store.get(experiment), download=not no_download, observer=RichUpdateObserver())
+    if results is None and no_download:
+        out().print(
+            f"Stopped {experiment}; its results were not downloaded (--no-download) and are gone with its bucket"
+        )
+        return
+    if results is None:
+        out().print(f"Stopped {experiment}; nothing of it was deployed, and it has no results")
+        return
+    out().print(f"Stopped {experiment}; results are in {display_path(results)}/")
 
 
 @app.command()
 def download(experiment: Name) -> None:
-    """Copy the experiment's results to experiments/NAME/results/."""
+    """Copy the experiment's results to experiments/NAME/results/ (GKE: from its bucket, only what changed)."""
     from tfcli.experiments.run import download_results
+    from tfcli.spec.documents import display_path
 
-    path = download_results(_context().get(experiment))
-    out().print(f"Results of {experiment} are in {path}")
+    store = _context()
+    path = download_results(store, store.get(experiment))
+    out().print(f"Results of {experiment} are in {display_path(path)}")
+
+
+Cluster = Annotated[
+    str | None, typer.Option("--cluster", "-c", help="As on this shared cluster (`start -c`); default: its own.")
+]
+
+
+@app.command()
+def plan(experiment: OptionalName = None, file: Spec = None, cluster: Cluster = None, as_json: Json = False) -> None:
+    """Offline: the resources the experiment's stack declares, with key inputs and the estimated hourly cost."""
+    from tfcli.gke.planning import plan as make_plan
+    from tfcli.gke.planning import plan_data, planned
+
+    target = planned(_context(), experiment=experiment, file=file, cluster=cluster)
+    result = make_plan(target)
+    if as_json:
+        out().print_json(json.dumps(plan_data(target, result)))
+        return
+    from tfcli.cli.plan_view import show_plan
+
+    show_plan(target, result)
+
+
+@app.command()
+def render(
+    experiment: OptionalName = None,
+    file: Spec = None,
+    cluster: Cluster = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the YAML to this file.")] = None,
+) -> None:
+    """Offline: the Kubernetes objects (YAML) the experiment's stack would apply."""
+    from tfcli.gke.planning import planned
+    from tfcli.gke.planning import render as render_yaml
+
+    target = planned(_context(), experiment=experiment, file=file, cluster=cluster)
+    text = render_yaml(target)
+    if note := target.note():
+        from rich.markup import escape
+
+        err().print(f"[yellow]note:[/] {escape(note)}")
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    from tfcli.fileio import write_atomic
+    from tfcli.spec.documents import display_path
+
+    write_atomic(output, text)
+    err().print(f"Wrote {display_path(output)}")
 
 
 @app.command()

@@ -1,4 +1,5 @@
-"""Following a local run in the terminal: a progress bar fed by ``progress.jsonl``, then the result."""
+"""Following a run in the terminal: a progress bar fed by ``progress.jsonl`` (a local file, or the object in a GKE
+experiment's bucket), then the result."""
 
 from __future__ import annotations
 
@@ -6,14 +7,18 @@ import os
 import signal
 import subprocess
 import time
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tfcli.cli.console import err, out
 from tfcli.experiments.progress import ProgressReader
-from tfcli.experiments.store import ExperimentDir
+from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.spec.documents import display_path
+
+if TYPE_CHECKING:
+    from tfcli.gke.experiments import Deployment
 
 PAUSED_EXIT = 143
 LOG_TAIL_LINES = 25
@@ -91,3 +96,70 @@ def report_end(experiment: ExperimentDir, code: int, interrupted: bool = False) 
         for line in tail:
             err().print(f"  {escape(line)}")
     return 2 if code == 2 else 1
+
+
+def follow_gke(store: ExperimentStore, experiment: ExperimentDir, deployment: Deployment) -> int:
+    """Show progress read from the bucket until the run ends, then download (and, on a cluster of its own that
+    completed, destroy the stack). Ctrl-C stops following; the run goes on. Returns the CLI's exit code."""
+    from tfcli.cli.stack_progress import RichUpdateObserver
+    from tfcli.experiments.run import download_results, stop_experiment
+    from tfcli.gke import experiments as gke
+    from tfcli.gke.results import RemoteResults, remote_results
+
+    spec = experiment.spec()
+    total = spec.total_timesteps or spec.episodes or 0
+    unit = "timesteps" if spec.total_timesteps else "episodes"
+    remote = remote_results(store.project, deployment.outputs)
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=out(),
+        transient=False,
+    ) as progress:
+        task = progress.add_task(f"{spec.name} on GKE ({unit})", total=total, detail="waiting for the learner…")
+
+        def show(remote: RemoteResults) -> None:
+            reader = remote.progress
+            if not reader.episodes:
+                return
+            mean = reader.mean_return
+            detail = f"episodes {reader.episodes:,}" + (f"  mean return {mean:.1f}" if mean is not None else "")
+            progress.update(task, completed=reader.timesteps if unit == "timesteps" else reader.episodes, detail=detail)
+
+        try:
+            result = gke.wait_for_result(
+                remote,
+                lambda r: r.get("status") in ("completed", "failed", "paused"),
+                initial=deployment.result_generation,
+                timeout=None,
+                on_poll=show,
+            )
+        except KeyboardInterrupt:
+            progress.update(task, detail="no longer following")
+            result = {}
+    if not result:
+        out().print(
+            f"{experiment.name} keeps running on GKE. Watch it with `tfcli experiment status -e {experiment.name}`; "
+            f"`pause` or `stop` it when you like."
+        )
+        return 130
+    status = result.get("status")
+    if status == "completed" and deployment.own_cluster:
+        out().print(f"Downloading the results of {experiment.name} and tearing its cluster down…")
+        stop_experiment(store, experiment, download=True, observer=RichUpdateObserver())
+    else:
+        download_results(store, experiment)
+    code = report_end(experiment, {"completed": 0, "paused": PAUSED_EXIT}.get(str(status), 1))
+    if status == "failed":
+        err().print(
+            f"       its stack is still deployed (and billed): `tfcli experiment logs -e {experiment.name}` says how "
+            f"to read its logs, `tfcli experiment stop -e {experiment.name}` tears it down"
+        )
+    elif status == "completed" and not deployment.own_cluster:
+        out().print(
+            f"  its workloads and bucket stay on the shared cluster until `tfcli experiment stop -e {experiment.name}`"
+        )
+    return code

@@ -14,10 +14,17 @@ def create_experiment(
     """Resolve ``source`` (a path or a library name) with ``overrides`` and store it under its name.
 
     Starting the same spec again reuses its experiment (and so resumes it); a different spec under an existing
-    name is refused unless ``replace``.
+    name is refused unless ``replace``. The experiment's stack file ``stacks/Pulumi.<name>.yaml`` is written (or
+    updated) beside it, so ``pulumi up -s NAME`` deploys it without tfcli (:mod:`tfcli.gke.stack_files`; no GCP
+    project is needed for that).
     """
+    from tfcli.gke.stack_files import experiment_stack
+
     library = ConfigLibrary.for_project(store.project.root)
     spec = load_experiment(source, library=library, overrides=overrides).spec
     experiment = store.dir(spec.name)
+    stack = experiment_stack(store.project, spec)  # refuses a name a shared cluster's stack already has
     with experiment.locked():
-        return store.write(spec, replace=replace)
+        written = store.write(spec, replace=replace)
+        stack.file.write()
+        return written

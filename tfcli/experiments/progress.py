@@ -29,6 +29,10 @@ class ProgressReader:
                 data = handle.read()
         except FileNotFoundError:
             return []
+        return self.feed(data)
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        """The episodes in ``data``, the bytes of the log from ``offset`` on (a file, or an object in a bucket)."""
         complete = data[: data.rfind(b"\n") + 1]
         self.offset += len(complete)
         records = []

@@ -51,7 +51,8 @@ class Status:
         return asdict(self)
 
 
-def _budget(spec: dict[str, Any]) -> str:
+def budget_text(spec: dict[str, Any]) -> str:
+    """``100,000 timesteps or 500 episodes``: the budgets of a resolved spec."""
     parts = []
     if spec.get("total_timesteps"):
         parts.append(f"{spec['total_timesteps']:,} timesteps")
@@ -91,7 +92,7 @@ def local_status(experiment: ExperimentDir) -> Status:
         state=state,
         timesteps=timesteps,
         episodes=episodes,
-        budget=_budget(spec),
+        budget=budget_text(spec),
         progress=min(1.0, max(done)) if done else None,
         mean_return=None if mean is None else float(mean),
         wall_seconds=None if not result or alive else result.get("wall_seconds"),

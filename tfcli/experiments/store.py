@@ -37,6 +37,14 @@ def checked_name(name: str, what: str = "experiment") -> str:
         raise InvalidInput(f"{what} name: {error}") from None
 
 
+def checked_flag(value: str, flag: str) -> str:
+    """A DNS-safe name given with ``flag`` (``--cluster``), or an ``InvalidInput`` naming the flag."""
+    try:
+        return check_dns_name(value)
+    except ValueError as error:
+        raise InvalidInput(f"{flag}: {error}") from None
+
+
 @dataclass(frozen=True)
 class ExperimentDir:
     """One experiment's folder."""

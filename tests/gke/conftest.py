@@ -1,0 +1,44 @@
+"""Fixtures of the GKE tests: the fake pulumi CLI, a GKE project, and a GCS emulator over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gke_testkit import fake_pulumi, make_gke_project
+
+__all__ = ["fake_pulumi"]
+
+
+@pytest.fixture
+def gke_project(project: Path) -> Path:
+    """The empty project of tests/conftest.py, with a GCP project (so experiments start on GKE)."""
+    return make_gke_project(project)
+
+
+@pytest.fixture(scope="session")
+def gcs_server() -> Iterator[tuple[Any, str]]:
+    from gcp_storage_emulator.server import create_server
+
+    from tfcli.local.supervisor import free_port
+
+    port = free_port()
+    server = create_server("127.0.0.1", port, in_memory=True)
+    server.start()
+    yield server, f"http://127.0.0.1:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def gcs(gcs_server: tuple[Any, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A storage client on the emulator (emptied after each test); STORAGE_EMULATOR_HOST is set, so tfcli's own
+    client talks to it too."""
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import storage
+
+    server, url = gcs_server
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", url)
+    yield storage.Client(project="test", credentials=AnonymousCredentials())
+    server.wipe()

@@ -1,0 +1,121 @@
+"""Test helpers for the GKE backend: the fake ``pulumi`` on PATH and a project that names a GCP project."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+FAKE = Path(__file__).resolve().parent / "fake_pulumi.py"
+PASSPHRASE = "correct horse battery staple"
+GCP_PROJECT = "tfcli-test-project"
+ZONE = "us-central1-a"
+
+# What Pulumi prints for the failures tfcli explains (pulumi 3.x; google's messages from golang.org/x/oauth2).
+MISSING_STACK = "error: no stack named 'nope' found"
+LOCKED = (
+    "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the "
+    "lock file with `pulumi cancel`.\n  file:///tmp/.pulumi/locks/organization/tfcli/si1/x.json: created by "
+    "someone@host (pid 4242) at 2026-11-21T08:00:00Z"
+)
+CONFLICT = "error: [409] Conflict: Another update is currently in progress."
+NO_CREDENTIALS = (
+    "error: pulumi:providers:gcp resource 'default_10_2_0' has a problem: unable to create the client: google: "
+    "could not find default credentials. See https://cloud.google.com/docs/authentication/external/set-up-adc "
+    "for more information"
+)
+INVALID_GRANT = (
+    'oauth2: "invalid_grant" "reauth related error (invalid_rapt)" "https://support.google.com/a/answer/9368756"'
+)
+
+
+@dataclass
+class FakePulumi:
+    """The fake CLI's state folder: what it was asked, and failures to make it report."""
+
+    state: Path
+
+    def calls(self) -> list[dict[str, Any]]:
+        path = self.state / "calls.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def commands(self) -> list[list[str]]:
+        """Each call's argv (without --non-interactive), ``version`` calls left out."""
+        return [call["argv"] for call in self.calls() if call["argv"][:1] != ["version"]]
+
+    def verbs(self) -> list[str]:
+        """``stack select``, ``config set-all``, ``up``, ... in order."""
+        found = []
+        for argv in self.commands():
+            words = [arg for arg in argv if not arg.startswith("-")]
+            found.append(" ".join(words[:2]) if words[0] in ("stack", "config") else words[0])
+        return found
+
+    def clear(self) -> None:
+        (self.state / "calls.jsonl").unlink(missing_ok=True)
+
+    def fail(self, command: str, stderr: str, *, stack: str | None = None, times: int = 1, **extra: Any) -> None:
+        control = self.control()
+        control.setdefault("fail", []).append(
+            {"command": command, "stack": stack, "stderr": stderr, "times": times, **extra}
+        )
+        (self.state / "control.json").write_text(json.dumps(control))
+
+    def control(self) -> dict[str, Any]:
+        path = self.state / "control.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def set_bucket(self, stack: str, bucket: str) -> None:
+        control = self.control()
+        control.setdefault("buckets", {})[stack] = bucket
+        (self.state / "control.json").write_text(json.dumps(control))
+
+    def on_suspend(self, stack: str, files: dict[str, str]) -> None:
+        """When an ``up`` suspends the stack's Jobs, write these objects to its bucket (as the trainer would)."""
+        control = self.control()
+        control.setdefault("on_suspend", {})[stack] = files
+        (self.state / "control.json").write_text(json.dumps(control))
+
+    def stacks(self) -> dict[str, Any]:
+        path = self.state / "state.json"
+        return dict(json.loads(path.read_text())["stacks"]) if path.exists() else {}
+
+
+@pytest.fixture
+def fake_pulumi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePulumi]:
+    """``pulumi`` on PATH is the fake; the passphrase is set."""
+    bin_dir = tmp_path / "fake-bin"
+    state = tmp_path / "fake-state"
+    bin_dir.mkdir()
+    state.mkdir()
+    script = bin_dir / "pulumi"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_PULUMI_STATE", str(state))
+    monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", PASSPHRASE)
+    monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE_FILE", raising=False)
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    yield FakePulumi(state)
+
+
+def make_gke_project(root: Path, **settings: Any) -> Path:
+    """A project (as ``project`` in tests/conftest.py) whose tfcli.yaml names a GCP project and a zone."""
+    from tfcli.scaffold import PULUMI_YAML
+
+    data = {"name": "test", "gcp_project": GCP_PROJECT, "location": ZONE, **settings}
+    (root / "tfcli.yaml").write_text(yaml.safe_dump(data))
+    (root / "Pulumi.yaml").write_text(PULUMI_YAML.format(name="test"))
+    return root
+
+
+def stack_config(project: Path, stack: str) -> dict[str, Any]:
+    return dict(yaml.safe_load((project / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"])

@@ -1,0 +1,69 @@
+"""``tfcli experiment plan``'s table: the declared resources with their key inputs, then the hourly estimate."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.markup import escape
+
+from tfcli.cli.console import out
+
+if TYPE_CHECKING:
+    from infra.plan import Plan
+    from tfcli.gke.planning import Planned
+
+
+def _inputs(inputs: dict[str, Any]) -> str:
+    parts = []
+    for key, value in inputs.items():
+        if value is None or value == {}:
+            continue
+        if isinstance(value, dict):
+            value = next(iter(value.values())) if len(value) == 1 else ", ".join(f"{k}={v}" for k, v in value.items())
+        parts.append(f"{key}={value}")
+    return "  ".join(parts)
+
+
+def short_type(type_: str) -> str:
+    """``gcp:container/nodePool:NodePool`` -> ``gcp:NodePool`` (the provider and the kind)."""
+    if type_.startswith("pulumi:providers:"):
+        return f"provider:{type_.removeprefix('pulumi:providers:')}"
+    parts = type_.split(":")
+    return f"{parts[0]}:{parts[-1]}" if len(parts) > 2 else type_
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}/h"
+
+
+def show_plan(target: Planned, result: Plan) -> None:
+    from tfcli.gke.planning import spot_alternative
+
+    console = out()
+    console.print(f"[bold]Stack {escape(result.stack)}[/]: {len(result.resources)} resources")
+    if note := target.note():
+        console.print(f"[yellow]note:[/] {escape(note)}")
+    for row in result.summary():  # one line per resource (the terminal wraps long ones), children indented
+        indent = "  " if row["parent"] else ""
+        inputs = _inputs(row["inputs"])
+        console.print(
+            f"{indent}[bold]{escape(short_type(row['type']))}[/] {escape(row['name'])}  {escape(inputs)}".rstrip()
+        )
+    cost = result.cost
+    console.print(
+        f"\n[bold]Estimated cost[/] ({cost.region} list prices of {cost.as_of}; an estimate, not a bill): "
+        f"[bold]{_usd(cost.usd_per_hour)}[/] running (~${cost.usd_per_month:,.0f}/month), "
+        f"{_usd(cost.idle_usd_per_hour)} idle, {_usd(cost.max_usd_per_hour)} at most"
+    )
+    for line in cost.lines:
+        unit = "not in the price table" if line.unit_usd_per_hour is None else _usd(line.unit_usd_per_hour)
+        console.print(f"  {line.count:g} x {escape(line.item)}: {unit}")
+    if (alternative := spot_alternative(result)) is not None:
+        spot, other = alternative
+        now, then = ("spot", "on-demand") if spot else ("on-demand", "spot")
+        console.print(
+            f"  learner nodes are {now}; as {then}: {_usd(other.usd_per_hour)} running, "
+            f"{_usd(other.max_usd_per_hour)} at most"
+        )
+    for note in cost.notes:
+        console.print(f"  note: {escape(note)}")

@@ -1,0 +1,115 @@
+"""``experiment plan`` and ``experiment render``: what an experiment's stack would deploy, offline.
+
+Both start from the stack config ``start`` would deploy (:func:`tfcli.gke.stack_files.experiment_stack`: the
+experiment's stack file updated with its spec, or a new one) and need no Pulumi CLI, no credentials and no GCP
+project: without one, the placeholder project stands in (and the output says so). ``plan`` runs the stack program
+under Pulumi's mocks (:mod:`infra.plan`); ``render`` prints the Kubernetes objects
+(:func:`infra.manifests.render_stack_file`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tfcli.errors import InvalidInput
+from tfcli.experiments.store import ExperimentStore, checked_flag
+from tfcli.gke.stack_files import PLACEHOLDER_PROJECT, ExperimentStack, experiment_stack
+
+if TYPE_CHECKING:
+    from infra.plan import Plan
+    from infra.prices import CostEstimate
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The stack config to plan or render, and whether its GCP project is the placeholder."""
+
+    stack: ExperimentStack
+    name: str
+
+    @property
+    def placeholder(self) -> bool:
+        return self.stack.placeholder_project
+
+    def note(self) -> str | None:
+        if not self.placeholder:
+            return None
+        return (
+            f"GCP project: the placeholder '{PLACEHOLDER_PROJECT}' (tfcli.yaml names none); names, images and "
+            "accounts use it. Set one with `tfcli init -r PROJECT_ID` before starting on GKE."
+        )
+
+
+def planned(store: ExperimentStore, *, experiment: str | None, file: str | None, cluster: str | None = None) -> Planned:
+    """The stack config of experiment ``experiment`` (``-e``) or of the spec ``file`` (``-f``), optionally on the
+    shared cluster ``cluster`` (``-c``)."""
+    from tfcli.spec import ConfigLibrary, load_experiment
+
+    if (experiment is None) == (file is None):
+        raise InvalidInput("give exactly one of -e NAME (an existing experiment) or -f SPEC")
+    if experiment is not None:
+        spec = store.get(experiment).spec()
+    else:
+        assert file is not None
+        spec = load_experiment(file, library=ConfigLibrary.for_project(store.project.root)).spec
+    if cluster is not None:
+        checked_flag(cluster, "--cluster")
+    stack = experiment_stack(store.project, spec, shared_cluster=cluster)
+    from infra.stack_config import settings_from_config
+
+    settings_from_config(stack.config, stack=spec.name)  # every mistake before Pulumi is imported, exit code 2
+    return Planned(stack, spec.name)
+
+
+def plan(target: Planned) -> Plan:
+    from infra.plan import plan_stack
+
+    return plan_stack(target.stack.config, stack=target.name)
+
+
+def spot_alternative(result: Plan) -> tuple[bool, CostEstimate] | None:
+    """(whether the learner pool is spot now, the estimate with it the other way); None without a learner pool."""
+    from infra import prices
+    from infra.naming import LEARNER_POOL
+    from infra.plan import CLUSTER_TYPE, node_groups
+
+    groups = node_groups(list(result.resources))
+    learners = [group for group in groups if group.pool == LEARNER_POOL]
+    if not learners:
+        return None
+    flipped = [dataclasses.replace(g, spot=not g.spot) if g.pool == LEARNER_POOL else g for g in groups]
+    clusters = len(result.of_type(CLUSTER_TYPE))
+    return learners[0].spot, prices.estimate(flipped, clusters=clusters)
+
+
+def plan_data(target: Planned, result: Plan) -> dict[str, Any]:
+    """``--json``: the plan, the placeholder flag and the spot/on-demand alternative."""
+    data = result.to_data()
+    data["placeholder_project"] = target.placeholder
+    if (alternative := spot_alternative(result)) is not None:
+        spot, estimate = alternative
+        data["cost"]["learner_spot"] = spot
+        data["cost"]["other_learner_pricing"] = {
+            "learner_spot": not spot,
+            "usd_per_hour": estimate.usd_per_hour,
+            "idle_usd_per_hour": estimate.idle_usd_per_hour,
+            "max_usd_per_hour": estimate.max_usd_per_hour,
+        }
+    return data
+
+
+def render(target: Planned) -> str:
+    """The Kubernetes YAML ``pulumi up`` would apply (a freshly generated transport token in its Secret)."""
+    from infra.manifests import render_stack_file
+
+    with tempfile.TemporaryDirectory(prefix="tfcli-render-") as folder:
+        path = Path(folder) / f"Pulumi.{target.name}.yaml"
+        path.write_text(target.stack.file.text(), encoding="utf-8")
+        text = render_stack_file(path)
+    if target.placeholder:
+        text = f"# {target.note()}\n{text}"
+    return text
