@@ -3,7 +3,7 @@
 Goal (issue "tfcli"): both within 3x of importing typer, measured in the same run on the same machine.
 The table also shows a one-command typer app with one flag: typer 0.29 validates every parameter through
 pydantic when a command runs, so that app is the floor any typer command starts from.
-Run: ``uv run python bench/cli.py [--repeat N]``.
+Run: ``uv run python -m bench.cli [--repeat N]``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Seconds to evaluate the stack program under Pulumi's mocks (``infra.plan``), per bundled experiment.
 
-    uv run python bench/plan.py [--repeat N]
+    uv run python -m bench.plan [--repeat N]
 
 Cold: the first evaluation in this process (Pulumi, pulumi-gcp and pulumi-kubernetes imported on the way).
 Warm: the median of N more. The goal is under 2 s each, cold included (``tfcli experiment plan`` runs once).

@@ -4,7 +4,7 @@ Each case runs in a fresh process (as ``python -m trainer run`` would), for ``--
 result.json's ``timesteps_per_second`` (all training wall time, TensorFlow's tracing of the first act and update
 included); "steady" is measured from progress.jsonl between the episode ending nearest 20% of the budget and the
 last one. ``--no-agent-summaries`` shows what TensorForce's own summarizer costs.
-Run: ``uv run python bench/training.py [--timesteps N]``.
+Run: ``uv run python -m bench.training [--timesteps N]``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Two tables:
    CartPole on a 2-core machine), so the transport's own cost must stay far below 1.2 ms per timestep.
 2. One connection echoing messages of Atari-like sizes: round trips per second and MB/s (both directions).
 
-Run: ``uv run python bench/transport.py [--seconds S] [--workers 1,2,4]``. Binds 127.0.0.1 only.
+Run: ``uv run python -m bench.transport [--seconds S] [--workers 1,2,4]``. Binds 127.0.0.1 only.
 """
 
 from __future__ import annotations

@@ -40,14 +40,14 @@ def test_list_and_status_of_a_new_experiment(project: Path) -> None:
     assert (entry["name"], entry["backend"], entry["run_mode"], entry["state"]) == (
         "cartpole-ppo",
         "local",
-        "single",
+        "multi-threaded",
         "new",
     )
     assert entry["progress"] == 0.0
     table = runner.invoke(app, ["experiment", "list"])
     assert "cartpole-ppo" in table.stdout and "new" in table.stdout
     status = runner.invoke(app, ["experiment", "status", "-e", "cartpole-ppo"])
-    assert "cartpole-ppo (single, local): new" in status.stdout
+    assert "cartpole-ppo (multi-threaded, local): new" in status.stdout
 
 
 def test_same_spec_again_is_reused_but_a_different_one_is_refused(project: Path) -> None:
