@@ -62,6 +62,10 @@ def follow(experiment: ExperimentDir, process: subprocess.Popen[bytes]) -> int:
                     interrupted = True
                     progress.update(task, detail="pausing: writing a checkpoint…")
                     os.kill(process.pid, signal.SIGTERM)
+        # progress.jsonl counts finished episodes; the run's last timesteps are in result.json.
+        final = experiment.result()
+        if final:
+            progress.update(task, completed=int(final.get(unit, 0)), detail=f"episodes {final.get('episodes', 0):,}")
     return report_end(experiment, process.returncode, interrupted)
 
 
