@@ -86,7 +86,7 @@ def test_status_and_list_read_the_bucket_and_the_stack(started: FakePulumi, gcs:
         480.0,
     )
     assert {"stack output", "stack history"} <= set(started.verbs())
-    assert "si1 (single, gke): completed" in invoke("experiment", "status", "-e", "si1")[1]
+    assert "si1 (multi-threaded, gke): completed" in invoke("experiment", "status", "-e", "si1")[1]
 
 
 def test_pause_and_resume_flip_suspend_and_up(started: FakePulumi, gcs: Any, gke_project: Path) -> None:

@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -32,14 +32,9 @@ def _tail(experiment: ExperimentDir) -> list[str]:
     return lines[-LOG_TAIL_LINES:]
 
 
-def follow(experiment: ExperimentDir, process: subprocess.Popen[bytes]) -> int:
-    """Show progress until the run ends; Ctrl-C pauses it (checkpoint). Returns the CLI's exit code."""
-    spec = experiment.spec()
-    total = spec.total_timesteps or spec.episodes or 0
-    unit = "timesteps" if spec.total_timesteps else "episodes"
-    reader = ProgressReader(experiment.results / "progress.jsonl")
-    interrupted = False
-    with Progress(
+def _progress_bar() -> Progress:
+    """The bar both backends show: budget done, episodes and mean return, elapsed time."""
+    return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -47,7 +42,21 @@ def follow(experiment: ExperimentDir, process: subprocess.Popen[bytes]) -> int:
         TimeElapsedColumn(),
         console=out(),
         transient=False,
-    ) as progress:
+    )
+
+
+def _budget(spec: Any) -> tuple[int, str]:
+    """What the bar counts: timesteps when the experiment has a timestep budget, else episodes."""
+    return spec.total_timesteps or spec.episodes or 0, "timesteps" if spec.total_timesteps else "episodes"
+
+
+def follow(experiment: ExperimentDir, process: subprocess.Popen[bytes]) -> int:
+    """Show progress until the run ends; Ctrl-C pauses it (checkpoint). Returns the CLI's exit code."""
+    spec = experiment.spec()
+    total, unit = _budget(spec)
+    reader = ProgressReader(experiment.results / "progress.jsonl")
+    interrupted = False
+    with _progress_bar() as progress:
         task = progress.add_task(f"{spec.name} ({unit})", total=total, detail="starting…")
         while process.poll() is None:
             try:
@@ -111,18 +120,9 @@ def follow_gke(store: ExperimentStore, experiment: ExperimentDir, deployment: De
     from tfcli.gke.results import RemoteResults, remote_results
 
     spec = experiment.spec()
-    total = spec.total_timesteps or spec.episodes or 0
-    unit = "timesteps" if spec.total_timesteps else "episodes"
+    total, unit = _budget(spec)
     remote = remote_results(store.project, deployment.outputs)
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-        console=out(),
-        transient=False,
-    ) as progress:
+    with _progress_bar() as progress:
         task = progress.add_task(f"{spec.name} on GKE ({unit})", total=total, detail="waiting for the learner…")
 
         def show(remote: RemoteResults) -> None:
