@@ -61,6 +61,41 @@ def budget_text(spec: dict[str, Any]) -> str:
     return " or ".join(parts)
 
 
+def status_from(
+    name: str,
+    spec: dict[str, Any],
+    *,
+    backend: str,
+    state: str,
+    result: dict[str, Any],
+    reader: ProgressReader,
+    final: bool,
+    pid: int | None = None,
+    detail: str = "",
+) -> Status:
+    """A status from a run's numbers: ``result.json`` once the run has ended (``final``), else ``progress.jsonl``."""
+    timesteps = int(result.get("timesteps", reader.timesteps)) if final else reader.timesteps
+    episodes = int(result.get("episodes", reader.episodes)) if final else reader.episodes
+    done = [timesteps / int(spec["total_timesteps"])] if spec.get("total_timesteps") else []
+    if spec.get("episodes"):
+        done.append(episodes / int(spec["episodes"]))
+    mean = result.get("mean_return_last_100") if final else reader.mean_return
+    return Status(
+        name=name,
+        backend=backend,
+        run_mode=str(spec.get("run_mode", "single")),
+        state=state,
+        timesteps=timesteps,
+        episodes=episodes,
+        budget=budget_text(spec),
+        progress=min(1.0, max(done)) if done else None,
+        mean_return=None if mean is None else float(mean),
+        wall_seconds=result.get("wall_seconds") if final else None,
+        pid=pid,
+        detail=detail,
+    )
+
+
 def local_status(experiment: ExperimentDir) -> Status:
     """The status of an experiment run (or not yet run) on this machine."""
     spec = experiment.spec_data()  # the resolved spec tfcli wrote; listing must not pay for validating it
@@ -79,23 +114,14 @@ def local_status(experiment: ExperimentDir) -> Status:
         state = "interrupted"  # the process is gone and wrote no result: killed, or the machine restarted
     else:
         state = "new"
-    timesteps = reader.timesteps if alive or not result else int(result.get("timesteps", reader.timesteps))
-    episodes = reader.episodes if alive or not result else int(result.get("episodes", reader.episodes))
-    done = [timesteps / int(spec["total_timesteps"])] if spec.get("total_timesteps") else []
-    if spec.get("episodes"):
-        done.append(episodes / int(spec["episodes"]))
-    mean = result.get("mean_return_last_100") if result and not alive else reader.mean_return
-    return Status(
-        name=experiment.name,
+    return status_from(
+        experiment.name,
+        spec,
         backend=str(record.get("backend", "local")),
-        run_mode=str(spec.get("run_mode", "single")),
         state=state,
-        timesteps=timesteps,
-        episodes=episodes,
-        budget=budget_text(spec),
-        progress=min(1.0, max(done)) if done else None,
-        mean_return=None if mean is None else float(mean),
-        wall_seconds=None if not result or alive else result.get("wall_seconds"),
+        result=result,
+        reader=reader,
+        final=bool(result) and not alive,
         pid=record.get("pid") if alive else None,
         detail=str(result.get("error", "")) if state == "failed" else "",
     )

@@ -26,7 +26,7 @@ from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.progress import ProgressReader
-from tfcli.experiments.status import Status, budget_text
+from tfcli.experiments.status import Status, status_from
 from tfcli.experiments.store import ExperimentDir
 from tfcli.gke.automation import Stacks, StackState, planned_total
 from tfcli.gke.events import UpdateObserver
@@ -362,24 +362,14 @@ def status(experiment: ExperimentDir, project: ProjectDir, *, stacks: Stacks | N
         else:
             current = "new"
     final = current in ("completed", "failed", "paused", "stopped") and bool(result)
-    timesteps = int(result.get("timesteps", reader.timesteps)) if final else reader.timesteps
-    episodes = int(result.get("episodes", reader.episodes)) if final else reader.episodes
-    done = [timesteps / int(spec["total_timesteps"])] if spec.get("total_timesteps") else []
-    if spec.get("episodes"):
-        done.append(episodes / int(spec["episodes"]))
-    mean = result.get("mean_return_last_100") if final else reader.mean_return
-    return Status(
-        name=experiment.name,
+    return status_from(
+        experiment.name,
+        spec,
         backend="gke",
-        run_mode=str(spec.get("run_mode", "single")),
         state=current,
-        timesteps=timesteps,
-        episodes=episodes,
-        budget=budget_text(spec),
-        progress=min(1.0, max(done)) if done else None,
-        mean_return=None if mean is None else float(mean),
-        wall_seconds=result.get("wall_seconds") if final else None,
-        pid=None,
+        result=result,
+        reader=reader,
+        final=final,
         detail=detail,
     )
 
