@@ -14,9 +14,6 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 GOAL_SECONDS = 2.0
 

@@ -282,7 +282,17 @@ def runner_child(mode: str, budget: int, seed: int) -> None:
 
 
 def measure_runner(mode: str, budget: int, seed: int) -> Timeline:
-    command = [sys.executable, __file__, "--runner-child", mode, "--budget", str(budget), "--seeds", str(seed)]
+    command = [
+        sys.executable,
+        "-m",
+        "bench.trainer",
+        "--runner-child",
+        mode,
+        "--budget",
+        str(budget),
+        "--seeds",
+        str(seed),
+    ]
     done = subprocess.run(command, cwd=ROOT, env=_environment(), capture_output=True)
     if done.returncode != 0:
         raise RuntimeError(f"the Runner exited with {done.returncode}: {done.stderr.decode()[-2000:]}")

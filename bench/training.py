@@ -48,13 +48,26 @@ def one(case: str, timesteps: int, output: Path, agent_summaries: bool) -> None:
     run(config)
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
 def measure(case: str, timesteps: int, agent_summaries: bool) -> tuple[float, float, float]:
     with tempfile.TemporaryDirectory() as folder:
         output = Path(folder)
-        command = [sys.executable, __file__, "--one", case, "--timesteps", str(timesteps), "--output", folder]
+        command = [
+            sys.executable,
+            "-m",
+            "bench.training",
+            "--one",
+            case,
+            "--timesteps",
+            str(timesteps),
+            "--output",
+            folder,
+        ]
         if not agent_summaries:
             command.append("--no-agent-summaries")
-        subprocess.run(command, check=True, capture_output=True)
+        subprocess.run(command, check=True, capture_output=True, cwd=ROOT)
         result = json.loads((output / "result.json").read_text())
         lines = [json.loads(line) for line in (output / "progress.jsonl").read_text().splitlines()]
     start = min(lines, key=lambda line: abs(line["timesteps"] - 0.2 * timesteps))
