@@ -18,6 +18,15 @@ msgpack_numpy dicts before any ``default`` hook sees them, which breaks the trai
 (an array action reaches an env-worker as a dict). The ``msgpack`` module is reloaded afterwards, which puts its
 own functions back.
 
+TensorForce writes one row of its episode buffers and replay memory as
+``buffer.assign(tf.tensor_scatter_nd_update(buffer, indices, row))``, which copies the *whole* variable on every
+write (its own in-place ``scatter_update`` lines are commented out). The buffers hold ``parallel_interactions x
+max_episode_timesteps`` states, so on Atari (4 environments, 4,500-step episodes, 84x84x4 float states: 2 GB)
+every act and observe copied gigabytes: 31 agent steps/s instead of 150+. In the modules that do it, the name
+``tf`` is pointed at a proxy whose ``tensor_scatter_nd_update`` on a variable returns a marker, and a variable's
+``assign`` of that marker does the in-place ``scatter_nd_update`` instead (same result and return type; anything
+else passes through untouched).
+
 This is the only module that patches TensorForce; ``tests/trainer/test_compat.py`` builds a real PPO agent, runs an
 update and restores a saved checkpoint, so the day this stops working a test fails rather than a user's run.
 """
@@ -28,6 +37,8 @@ import importlib
 import logging
 import os
 import sys
+import types
+from typing import Any
 
 _applied = False
 
@@ -58,6 +69,7 @@ def apply() -> None:
     ):
         table[key] = getattr(legacy, cls_name)
     _let_checkpoints_restore()
+    _write_buffers_in_place(tf)
     _undo_msgpack_numpy_patch()
     _applied = True
 
@@ -81,3 +93,58 @@ def _let_checkpoints_restore() -> None:
             original(self, name, value)
 
     TrackableNestedDict.__setattr__ = __setattr__
+
+
+# The TensorForce modules that write a variable through ``assign(tensor_scatter_nd_update(variable, ...))``.
+_COPYING_MODULES = (
+    "tensorforce.core.models.model",
+    "tensorforce.core.models.tensorforce",
+    "tensorforce.core.memories.queue",
+)
+
+
+class _ScatterInto:
+    """``tensor_scatter_nd_update(variable, indices, updates)``, not yet computed: ``variable.assign`` of it
+    becomes ``variable.scatter_nd_update(indices, updates)``."""
+
+    def __init__(self, variable: Any, indices: Any, updates: Any, name: str | None) -> None:
+        self.variable, self.indices, self.updates, self.name = variable, indices, updates, name
+
+
+class _TensorFlowWithInPlaceScatter(types.ModuleType):
+    """The ``tensorflow`` module, except that scattering into a variable is deferred to its ``assign``."""
+
+    def __init__(self, tf: types.ModuleType) -> None:
+        super().__init__(tf.__name__)
+        self._tf = tf
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tf, name)
+
+    def tensor_scatter_nd_update(self, tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
+        if isinstance(tensor, self._tf.Variable):
+            return _ScatterInto(tensor, indices, updates, name)
+        return self._tf.tensor_scatter_nd_update(tensor=tensor, indices=indices, updates=updates, name=name)
+
+
+def _write_buffers_in_place(tf: types.ModuleType) -> None:
+    from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
+
+    original_assign = BaseResourceVariable.assign
+
+    def assign(self: Any, value: Any, use_locking: Any = None, name: Any = None, read_value: bool = True) -> Any:
+        if isinstance(value, _ScatterInto):
+            if value.variable is not self:  # assigning one variable's scatter to another: do what TF would
+                value = tf.tensor_scatter_nd_update(value.variable, value.indices, value.updates, name=value.name)
+            else:
+                written = self.scatter_nd_update(value.indices, value.updates, name=name)
+                return written if read_value else written.op
+        return original_assign(self, value, use_locking=use_locking, name=name, read_value=read_value)
+
+    BaseResourceVariable.assign = assign
+    proxy = _TensorFlowWithInPlaceScatter(tf)
+    for module_name in _COPYING_MODULES:
+        module = importlib.import_module(module_name)
+        if module.tf is not tf:  # TensorForce changed how it imports TensorFlow: the test for this patch fails
+            raise RuntimeError(f"{module_name}.tf is not the tensorflow module")
+        module.tf = proxy

@@ -29,6 +29,7 @@ from trainer.hooks.summaries import TensorBoardSummaries
 from trainer.loop import train
 from trainer.pools.base import EnvironmentPool
 from trainer.pools.factory import close_pool, make_pool
+from trainer.preflight import compatibility_problems
 from trainer.results import Result
 from trainer.signals import StopRequest
 from trainer.state import RunState
@@ -128,6 +129,9 @@ def _make_agent(config: RunConfig, pool: EnvironmentPool) -> Any:
     from trainer.agents import agent_summarizer, build_agent  # imports TensorFlow
 
     experiment = config.experiment
+    problems = compatibility_problems(experiment, pool.states(), pool.actions(), pool.max_episode_timesteps())
+    if problems:  # the same words as `tfcli validate`, before TensorForce's own (terser) checks
+        raise InvalidInput(problems)
     return build_agent(
         experiment.agent,
         environment=pool,

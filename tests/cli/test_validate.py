@@ -64,3 +64,41 @@ def test_help_lists_validate() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
     assert "validate" in result.stdout
+
+
+def test_validate_builds_and_steps_the_experiment_and_says_what_it_built(project: Path) -> None:
+    result = runner.invoke(app, ["validate", "space-invaders-dqn", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert (
+        "built the dqn agent for 4 x ALE/SpaceInvaders-v5 (observations (84, 84, 4), 6 discrete actions, "
+        "episodes <= 4,500 agent steps) and stepped it" in " ".join(result.stderr.split())
+    )
+
+
+def test_a_level_without_an_episode_limit_needs_one_when_environments_share_the_agent(project: Path) -> None:
+    # ALE's cap 0 means "none": one environment can run unbounded episodes, several sharing a TensorForce agent
+    # cannot (the trainer would fail building the agent).
+    spec = {
+        "name": "no-limit",
+        "environment": {"level": "ALE/SpaceInvaders-v5", "kwargs": {"max_num_frames_per_episode": 0}},
+        "agent": "dqn-visual",
+        "total_timesteps": 100,
+    }
+    for run_mode, code in (("multi-threaded", 2), ("distributed", 2), ("single", 0)):
+        (project / "no-limit.yaml").write_text(yaml.safe_dump({**spec, "run_mode": run_mode, "num_workers": 2}))
+        result = runner.invoke(app, ["validate", "no-limit.yaml", "--quiet"])
+        assert result.exit_code == code, (run_mode, result.output)
+        if code:
+            assert "invalid: no-limit.yaml: max_timesteps_per_episode: ALE/SpaceInvaders-v5 has no episode limit" in (
+                " ".join(result.stderr.split())
+            )
+
+
+def test_no_build_checks_the_schema_only(project: Path) -> None:
+    (project / "dense.yaml").write_text(
+        "name: dense\nenvironment: space-invaders\nagent: ppo\nnetwork: mlp2\ntotal_timesteps: 10\n"
+    )
+    assert runner.invoke(app, ["validate", "dense.yaml", "-q", "--no-build"]).exit_code == 0
+    result = runner.invoke(app, ["validate", "dense.yaml", "-q"])
+    assert result.exit_code == 2
+    assert "invalid: dense.yaml: network.0: a dense layer needs a vector input" in result.stderr

@@ -98,3 +98,42 @@ def test_tensorforce_leaves_msgpack_as_it_found_it() -> None:
 
     with pytest.raises(TypeError):  # plain msgpack packs no numpy array; msgpack_numpy would turn it into a dict
         msgpack.packb(np.zeros(2))
+
+
+def test_episode_buffers_are_written_in_place_with_the_same_contents() -> None:
+    """TensorForce copies a whole buffer variable to write one row; the patch scatters into it instead.
+
+    Two environments share the agent, so its per-environment episode buffers exist; acting for environment 1
+    must write that state into row (1, 0) of the states buffer — and only there — through the in-place path.
+    """
+    compat.apply()
+    from tensorforce.core.memories import queue
+    from tensorforce.core.models import model, tensorforce
+
+    assert all(isinstance(module.tf, compat._TensorFlowWithInPlaceScatter) for module in (model, tensorforce, queue))
+    env = make_environment(GymnasiumEnvironment(level="CartPole-v1"), seed=0, max_episode_timesteps=50)
+    spec = AgentSpec(agent="ppo", batch_size=2, learning_rate=1e-3)
+    network = NetworkSpec.model_validate([{"type": "dense", "size": 8, "activation": "tanh"}])
+    agent = build_agent(spec, environment=env, network=network, max_episode_timesteps=50, parallel_interactions=2)
+    deferred = []
+    original = compat._ScatterInto.__init__
+
+    def record(self: compat._ScatterInto, *args: object) -> None:
+        original(self, *args)  # type: ignore[arg-type]
+        deferred.append(self)
+
+    try:
+        compat._ScatterInto.__init__ = record  # type: ignore[method-assign]
+        state = np.array([0.1, -0.2, 0.3, -0.4], dtype=np.float32)
+        agent.act(states=[state], parallel=[1])
+    finally:
+        compat._ScatterInto.__init__ = original  # type: ignore[method-assign]
+        buffers = {name: buffer.numpy() for name, buffer in agent.model.states_buffer.items()}
+        agent.close()
+    assert deferred, "TensorForce no longer writes its buffers through tensor_scatter_nd_update + assign"
+    (written,) = buffers.values()
+    assert written.shape == (2, 50, 4)
+    # CartPole's bounded entries (0 and 2) are stored normalized; the unbounded ones as given.
+    np.testing.assert_allclose(written[1, 0, [1, 3]], state[[1, 3]])
+    assert np.all(written[1, 0, [0, 2]] != 0)
+    assert not written[0].any() and not written[1, 1:].any()

@@ -123,3 +123,44 @@ def test_a_tensorforce_environment_is_created_by_tensorforce() -> None:
     env.close()
     with pytest.raises(InvalidInput, match="custom_cartpole"):
         make_environment(TensorforceEnvironment(type="tensorforce", environment="custom_cartpol"))
+
+
+ATARI = {"type": "atari_preprocessing", "screen_size": 84, "grayscale_obs": True, "frame_skip": 4, "noop_max": 30}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "wrappers", "limit"),
+    [
+        ({}, [], 27_000),  # v5: frameskip 4, the emulator's 108,000-frame cap
+        ({"frameskip": 1}, [ATARI], 27_000),  # the same frames, skipped by the preprocessing instead
+        ({"frameskip": 1, "max_num_frames_per_episode": 18_000}, [ATARI], 4_500),  # the bundled 5-minute cap
+        ({"frameskip": 1}, [], 108_000),  # no frame skipping at all: one frame an agent step
+        ({"max_num_frames_per_episode": 0}, [], None),  # ALE's "no cap"
+    ],
+)
+def test_an_atari_levels_episode_limit_is_its_emulators_frame_cap_in_agent_steps(
+    kwargs: dict[str, Any], wrappers: list[dict[str, Any]], limit: int | None
+) -> None:
+    env = make_environment(gym("ALE/SpaceInvaders-v5", kwargs=kwargs, wrappers=wrappers))
+    try:
+        assert env.max_episode_timesteps() == limit
+    finally:
+        env.close()
+
+
+def test_the_bundled_space_invaders_episodes_end_at_the_cap_as_truncated() -> None:
+    # A tiny cap (80 frames = 20 agent steps) so the test reaches it: the emulator and the adapter agree.
+    spec = bundled_environment("space-invaders").model_copy(
+        update={"kwargs": {"frameskip": 1, "max_num_frames_per_episode": 80}}
+    )
+    env = make_environment(spec, seed=0)
+    try:
+        assert env.max_episode_timesteps() == 20
+        env.reset()
+        terminals = []
+        while not terminals or terminals[-1] == RUNNING:
+            terminals.append(env.execute(0)[1])  # no-op: the invaders cannot win in 80 frames
+        # the adapter cuts at 20 agent steps; the emulator may cut a little earlier (reset's no-ops count)
+        assert terminals[-1] == TRUNCATED and 15 <= len(terminals) <= 20
+    finally:
+        env.close()

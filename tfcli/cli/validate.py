@@ -15,16 +15,27 @@ def validate(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Only report problems; do not print resolved specs.")
     ] = False,
+    build: Annotated[
+        bool,
+        typer.Option(
+            "--build/--no-build",
+            help="Build each experiment's environment and agent and step them once, as the trainer does "
+            "(seconds each; --no-build checks the schema only, which does not prove the trainer can run it).",
+        ),
+    ] = True,
 ) -> None:
     """Validate experiment and cluster specs; print each fully resolved (YAML), or every problem found.
 
-    A file with an agent or an environment is an experiment spec; any other is a cluster spec.
+    A file with an agent or an environment is an experiment spec; any other is a cluster spec. An experiment is
+    valid when the trainer can build and step it: its environment and agent are built and stepped once.
     Exit code 0 when all are valid, 2 when any is not.
     """
     from rich.markup import escape
 
     from tfcli.errors import InvalidInput
+    from tfcli.experiments.preflight import build_experiment
     from tfcli.spec import ConfigLibrary, Experiment, load_any, to_yaml
+    from tfcli.spec.documents import display_path
 
     library = ConfigLibrary.for_project()
     invalid = 0
@@ -37,7 +48,18 @@ def validate(
                 err().print(f"[bold red]invalid:[/] {escape(line)}")
             continue
         kind = "experiment" if isinstance(loaded.spec, Experiment) else "cluster"
+        built = ""
+        if build and isinstance(loaded.spec, Experiment):
+            try:
+                built = build_experiment(loaded.spec, shown=display_path(loaded.path) if loaded.path else str(file))
+            except InvalidInput as error:
+                invalid += 1
+                for line in error.problems:
+                    err().print(f"[bold red]invalid:[/] {escape(line)}")
+                continue
         err().print(f"[green]valid:[/] {escape(str(file))} ({kind} '{escape(loaded.spec.name)}')")
+        if built:
+            err().print(f"  {escape(built)}")
         if not quiet:
             if index:
                 out().print("---")

@@ -7,6 +7,11 @@ processes import only gymnasium, never TensorFlow.
 Episode length is counted here, in agent steps: the level's registered time limit is taken off and re-applied by
 the adapter (divided by the frames one step skips, for Atari preprocessing), so that an experiment's
 ``max_timesteps_per_episode`` can lift or lower it and every time limit reads as ``terminal == 2``.
+
+Atari levels register no time limit: their emulator cuts an episode itself after ``max_num_frames_per_episode``
+frames (108,000 — 30 minutes of play — for the v5 levels). That cut is the level's limit too, converted to agent
+steps by the frames each step spans (the level's own ``frameskip`` times the preprocessing's ``frame_skip``), so
+TensorForce gets a true bound: it needs one to keep episodes of several environments apart.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from gymnasium.envs.registration import EnvSpec
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.spec.environment import GymnasiumEnvironment
@@ -27,7 +33,11 @@ from trainer.environments.wrappers import apply_wrappers
 RUNNING, TERMINATED, TRUNCATED = 0, 1, 2
 
 
+EMULATOR_FRAME_LIMIT = "max_num_frames_per_episode"  # ale-py's own episode cut, in emulator frames
+
+
 def _frames_per_step(spec: GymnasiumEnvironment) -> int:
+    """Level steps one agent step spans (Atari preprocessing's ``frame_skip``)."""
     frames = 1
     for wrapper in spec.wrappers:
         if wrapper.type == "atari_preprocessing":
@@ -35,11 +45,26 @@ def _frames_per_step(spec: GymnasiumEnvironment) -> int:
     return frames
 
 
-def _default_limit(spec: GymnasiumEnvironment, registered: int | None) -> int | None:
-    """The level's own episode limit, in agent steps."""
-    if registered is None:
+def _emulator_limit(kwargs: dict[str, Any]) -> int | None:
+    """An Atari level's frame cap in level steps: ``max_num_frames_per_episode`` / the level's ``frameskip``."""
+    frames = kwargs.get(EMULATOR_FRAME_LIMIT)
+    if not isinstance(frames, int) or frames <= 0:
         return None
-    return math.ceil(registered / _frames_per_step(spec))
+    frameskip = kwargs.get("frameskip", 1)
+    skip = frameskip if isinstance(frameskip, int) else max(frameskip)  # (low, high): stochastic frame skipping
+    return math.ceil(frames / max(int(skip), 1))
+
+
+def level_limit(spec: GymnasiumEnvironment, registered: EnvSpec) -> int | None:
+    """The level's own episode limit in agent steps: gymnasium's registered time limit (``max_episode_steps``,
+    possibly set in the spec's ``kwargs``), else the emulator's frame cap; None when the level has neither."""
+    kwargs = {**registered.kwargs, **spec.kwargs}
+    steps = kwargs.get("max_episode_steps", registered.max_episode_steps)
+    if steps is None:
+        steps = _emulator_limit(kwargs)
+    if steps is None:
+        return None
+    return math.ceil(steps / _frames_per_step(spec))
 
 
 class GymnasiumAdapter:
@@ -52,7 +77,6 @@ class GymnasiumAdapter:
         kwargs = dict(spec.kwargs)
         # A max_episode_steps in kwargs is gymnasium's own limit (in frames of the level) and stays gymnasium's;
         # the registry's default limit is replaced by the adapter's count of agent steps.
-        default = kwargs.get("max_episode_steps", registered.max_episode_steps)
         unlimited = dataclasses.replace(registered, max_episode_steps=None)
         try:
             env = gymnasium.make(unlimited, **kwargs)
@@ -68,7 +92,7 @@ class GymnasiumAdapter:
             env.close()
             raise
         self._env = env
-        self._limit = max_episode_timesteps if max_episode_timesteps is not None else _default_limit(spec, default)
+        self._limit = max_episode_timesteps if max_episode_timesteps is not None else level_limit(spec, registered)
         self._seed = seed
         if seed is not None:
             self._env.action_space.seed(seed)

@@ -21,6 +21,7 @@ def _register_ale() -> None:
     if not _ale_registered:
         import ale_py
 
+        ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # no emulator banner on every process's stderr
         gymnasium.register_envs(ale_py)
         _ale_registered = True
 

@@ -1,0 +1,24 @@
+"""Prove an experiment runs before anything is spent on it: the trainer's own build-and-step, problems named.
+
+``tfcli validate`` (and anything else that promises a spec will train) calls :func:`build_experiment`; it runs
+:func:`trainer.preflight.preflight` — the environment and the agent exactly as the trainer builds them, stepped
+once — and words what went wrong as ``<file>: <field>: <message>``. It imports TensorFlow, so only the commands
+that need it import this module, inside the command.
+"""
+
+from __future__ import annotations
+
+from tfcli.errors import InvalidInput, TfcliError
+from tfcli.spec import Experiment
+
+
+def build_experiment(experiment: Experiment, *, shown: str) -> str:
+    """One line saying what was built and stepped; :class:`InvalidInput` naming ``shown`` and the field if not."""
+    from trainer.preflight import preflight
+
+    try:
+        return preflight(experiment).describe()
+    except InvalidInput as error:
+        raise InvalidInput([f"{shown}: {problem}" for problem in error.problems], hint=error.hint) from error
+    except TfcliError as error:  # e.g. a level that needs a package that is not installed
+        raise InvalidInput([f"{shown}: {line}" for line in error.lines()]) from error
