@@ -21,6 +21,11 @@ NODE_ROLES = (
     "roles/artifactregistry.reader",
 )
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+# gke-gcloud-auth-plugin takes its token from the gcloud CLI's logged-in account unless told to use Application
+# Default Credentials — the credentials tfcli configures (``credentials: application-default`` or a key file through
+# GOOGLE_APPLICATION_CREDENTIALS); it is the argument ``gcloud container clusters get-credentials`` itself writes
+# when ``container/use_application_default_credentials`` is set.
+AUTH_PLUGIN_ARGS = ["--use_application_default_credentials"]
 # GKE takes 5-15 minutes to create a cluster and can take longer to update or delete one.
 TIMEOUTS = pulumi.CustomTimeouts(create="45m", update="45m", delete="45m")
 
@@ -47,7 +52,8 @@ class ClusterConnection:
     location: pulumi.Input[str]
 
     def kubeconfig(self) -> pulumi.Output[str]:
-        """A kubeconfig that authenticates through ``gke-gcloud-auth-plugin`` (no credentials in it)."""
+        """A kubeconfig that authenticates through ``gke-gcloud-auth-plugin`` with Application Default Credentials
+        (no credentials in it)."""
         return pulumi.Output.all(self.name, self.endpoint, self.ca_certificate, self.project, self.location).apply(
             lambda values: kubeconfig_text(*values)
         )
@@ -73,6 +79,7 @@ def kubeconfig_text(name: str, endpoint: str, ca_certificate: str, project: str,
                     "exec": {
                         "apiVersion": "client.authentication.k8s.io/v1beta1",
                         "command": "gke-gcloud-auth-plugin",
+                        "args": list(AUTH_PLUGIN_ARGS),
                         "installHint": "gcloud components install gke-gcloud-auth-plugin",
                         "provideClusterInfo": True,
                     }

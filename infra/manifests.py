@@ -10,7 +10,11 @@ What runs (DESIGN.md §3, "On GKE"):
 - single and multi-threaded: one Job, ``learner``: ``python -m trainer run --spec ... --output /results/<name>``.
 - distributed: the ``learner`` Job (with ``--workers``) + an indexed Job ``env-workers`` (``completionMode:
   Indexed``, parallelism = completions = ``num_workers``) behind the headless Service ``env-workers``, so worker
-  ``i`` is ``env-workers-<i>.env-workers:7000``; a Secret holds the transport token (env ``TRAINER_TOKEN``).
+  ``i`` is ``env-workers-<digest>-<i>.env-workers:7000``; a Secret holds the transport token (env ``TRAINER_TOKEN``).
+
+Job names are ``<role>-<digest>``, the digest of what the Job runs (its spec without ``suspend``): a changed spec,
+image or ``num_workers`` is a Job of a new name, which the program declares as a replacement of the same Pulumi
+resource, deleted before its successor is created (see ``JOB_ROLE``).
 
 Every Job: ``suspend`` (pause/resume), ``restartPolicy: Never`` with a podFailurePolicy that ignores exit code 143
 (the trainer checkpointed after SIGTERM: a pause, a spot reclaim or a node drain — not a failure) and pod
@@ -27,6 +31,7 @@ short by preemption is never taken for a good one.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import secrets
 from collections.abc import Mapping
@@ -53,10 +58,16 @@ SKIP_AWAIT = "pulumi.com/skipAwait"  # pulumi-kubernetes otherwise waits for a J
 # A digest of the spec on each pod template: editing the spec replaces the Jobs (pod templates are immutable), and
 # the new pods resume from the last checkpoint with the new spec; pausing (suspend) changes no template.
 SPEC_DIGEST = "tfcli/spec-sha256"
+# Jobs are named ``<role>-<digest of the Job spec without suspend>``: a changed spec, image or num_workers gives new
+# names, so the replacement never meets the old Job, which skipAwait lets linger while it is being deleted ("object
+# is being deleted: jobs.batch ... already exists"). The role stays on this annotation (and the Pulumi resource name).
+JOB_ROLE = "tfcli/job"
+JOB_DIGEST_LENGTH = 8
 
 # The shape the learner is sized for when the experiment names no cluster (a shared cluster's pool).
 _FALLBACK_SHAPE = Shape("e2", 4, 16)
 # Requests and limits of the GCS FUSE sidecar GKE injects (it writes checkpoints; staging needs local disk).
+FUSE_SIDECAR_REQUESTS = (250, 256)  # (millicores, MiB): the sidecar's requests below, counted against the node
 _FUSE_SIDECAR = {
     "gke-gcsfuse/cpu-request": "250m",
     "gke-gcsfuse/cpu-limit": "1",
@@ -119,24 +130,93 @@ def _memory(gib: float) -> str:
     return f"{math.floor(gib * 1024)}Mi"
 
 
+# What GKE keeps of a Standard node for the OS, the kubelet and the container runtime (the rest is the node's
+# *allocatable*), https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes: CPU 6 % of the first
+# core, 1 % of the second, 0.5 % of the next two, 0.25 % of the rest; memory 25 % of the first 4 GiB, 20 % of the
+# next 4, 10 % of the next 8, 6 % of the next 112, 2 % of the rest (255 MiB on machines under 1 GiB), plus the
+# kubelet's 100 MiB hard-eviction threshold.
+_CPU_RESERVED = ((1.0, 0.06), (1.0, 0.01), (2.0, 0.005), (math.inf, 0.0025))  # (cores, fraction)
+_MEMORY_RESERVED = ((4.0, 0.25), (4.0, 0.20), (8.0, 0.10), (112.0, 0.06), (math.inf, 0.02))  # (GiB, fraction)
+EVICTION_THRESHOLD_MIB = 100
+# Margins for GKE's own pods, (millicores, MiB). DaemonSets run on every node: kube-proxy, fluentbit-gke,
+# gke-metrics-agent, the PD and GCS FUSE CSI node plugins, netd (and the NVIDIA device plugin on GPU nodes).
+# kube-system Deployments (kube-dns and its autoscaler, konnectivity-agent, metrics-server, event-exporter, the
+# default HTTP backend) may land on any node without a taint.
+DAEMONSETS = (400, 640)
+SYSTEM_DEPLOYMENTS = (500, 640)
+
+
+def _tiered(amount: float, tiers: tuple[tuple[float, float], ...]) -> float:
+    reserved, left = 0.0, amount
+    for size, fraction in tiers:
+        reserved += min(left, size) * fraction
+        left -= min(left, size)
+        if left <= 0:
+            break
+    return reserved
+
+
+def node_allocatable(shape: Shape) -> tuple[int, int]:
+    """(millicores, MiB) a node of this shape offers pods: its capacity less GKE's reservations."""
+    cpu = shape.vcpus * 1000 - _tiered(shape.vcpus, _CPU_RESERVED) * 1000
+    memory_mib = shape.memory_gib * 1024
+    reserved = 255.0 if shape.memory_gib < 1 else _tiered(shape.memory_gib, _MEMORY_RESERVED) * 1024
+    return math.floor(cpu), math.floor(memory_mib - reserved - EVICTION_THRESHOLD_MIB)
+
+
+def room_for_workloads(shape: Shape, *, tainted: bool) -> tuple[int, int]:
+    """(millicores, MiB) of a node left to our pods: allocatable less the DaemonSets and — on a node without a taint,
+    where they may land — kube-system's Deployments."""
+    cpu, memory = node_allocatable(shape)
+    cpu, memory = cpu - DAEMONSETS[0], memory - DAEMONSETS[1]
+    if not tainted:
+        cpu, memory = cpu - SYSTEM_DEPLOYMENTS[0], memory - SYSTEM_DEPLOYMENTS[1]
+    return cpu, memory
+
+
+def pods_per_node(shape: Shape, requests: Mapping[str, str], *, tainted: bool = False) -> int:
+    """How many pods with these requests (``{"cpu": "1000m", "memory": "1024Mi"}``) fit on one node."""
+    cpu, memory = room_for_workloads(shape, tainted=tainted)
+    return max(0, min(cpu // _millicores(requests["cpu"]), memory // _mebibytes(requests["memory"])))
+
+
+def _millicores(quantity: str) -> int:
+    return int(quantity[:-1]) if quantity.endswith("m") else round(float(quantity) * 1000)
+
+
+def _mebibytes(quantity: str) -> int:
+    units = {"Mi": 1, "Gi": 1024, "Ki": 1 / 1024}
+    for unit, factor in units.items():
+        if quantity.endswith(unit):
+            return math.ceil(float(quantity[: -len(unit)]) * factor)
+    return math.ceil(int(quantity) / 2**20)
+
+
+def learner_shape(experiment: Experiment) -> Shape:
+    """The node shape the learner is sized for: its cluster's machine type (on a shared cluster, give the experiment
+    that cluster's spec), else a 4-vCPU one."""
+    cluster = experiment.cluster
+    return (machine_shape(cluster.machine_type) if cluster and cluster.machine_type else None) or _FALLBACK_SHAPE
+
+
 def learner_resources(experiment: Experiment) -> dict[str, dict[str, str]]:
     """Requests and limits of the learner, sized from its node shape and the environments it steps itself.
 
     Requests: a core for the agent plus one per environment it steps itself (at least one; a distributed learner
-    counts one for its transport), and 2 GiB plus 0.5 GiB per such environment — capped by what the node leaves after
-    GKE's system pods (one vCPU, 30 % of memory). Limits: that whole remainder (Burstable, so it may use the node).
-    The shape is the experiment's cluster's: on a shared cluster, give the experiment that cluster's spec.
+    counts one for its transport), and 2 GiB plus 0.5 GiB per such environment — capped by the room its node leaves:
+    the node's allocatable (GKE's reservations) less margins for GKE's DaemonSets, for kube-system's Deployments on a
+    node without the GPU taint, and the requests of the GCS FUSE sidecar injected into the pod. Limits: that room
+    (Burstable, so it may use the node).
     """
-    cluster = experiment.cluster
-    shape = (machine_shape(cluster.machine_type) if cluster and cluster.machine_type else None) or _FALLBACK_SHAPE
     local_envs = 0 if experiment.run_mode == "distributed" else experiment.num_environments
-    usable_cpu = max(0.5, shape.vcpus - 1)
-    usable_memory = max(1.0, shape.memory_gib * 0.7)
+    room_cpu, room_memory = room_for_workloads(learner_shape(experiment), tainted=learner_gpus(experiment) > 0)
+    usable_cpu = max(0.5, (room_cpu - FUSE_SIDECAR_REQUESTS[0]) / 1000)
+    usable_memory = max(1.0, (room_memory - FUSE_SIDECAR_REQUESTS[1]) / 1024)
     cpu = min(1 + max(local_envs, 1), usable_cpu)
     memory = min(2 + 0.5 * max(local_envs, 1), usable_memory)
     resources = {
-        "requests": {"cpu": _cpu(cpu), "memory": _memory(memory)},
-        "limits": {"cpu": _cpu(usable_cpu), "memory": _memory(usable_memory)},
+        "requests": {"cpu": _cpu(math.floor(cpu * 1000) / 1000), "memory": _memory(memory)},
+        "limits": {"cpu": _cpu(math.floor(usable_cpu * 1000) / 1000), "memory": _memory(usable_memory)},
     }
     if gpus := learner_gpus(experiment):
         resources["requests"][GPU_RESOURCE] = str(gpus)
@@ -216,11 +296,34 @@ def _cpu_learner_affinity() -> dict[str, Any]:
     }
 
 
-def _learner_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]:
+def _job_digest(job: dict[str, Any]) -> str:
+    """A digest of what the Job runs (its spec without ``suspend``: pausing is no new Job)."""
+    spec = {key: value for key, value in job["spec"].items() if key != "suspend"}
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:JOB_DIGEST_LENGTH]
+
+
+def _named(job: dict[str, Any], role: str) -> dict[str, Any]:
+    job["metadata"]["name"] = f"{role}-{_job_digest(job)}"
+    job["metadata"]["annotations"][JOB_ROLE] = role
+    return job
+
+
+def job_role(obj: Mapping[str, Any]) -> str:
+    """A Job's role (``learner``, ``env-workers``): its name without the digest."""
+    return str(obj["metadata"]["annotations"][JOB_ROLE])
+
+
+def worker_addresses(workers_job: str, num_workers: int) -> list[str]:
+    """``host:port`` of each env worker: indexed pod ``i`` of ``workers_job`` is ``<job>-<i>.<service>``."""
+    return [f"{workers_job}-{index}.{naming.WORKERS_SERVICE}:{naming.WORKER_PORT}" for index in range(num_workers)]
+
+
+def _learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str | None) -> dict[str, Any]:
     distributed = experiment.run_mode == "distributed"
     args = ["run", *_SPEC_ARGS, "--output", naming.results_path(experiment.name)]
     if distributed:
-        args += ["--workers", ",".join(naming.worker_addresses(experiment.num_workers))]
+        assert workers_job is not None
+        args += ["--workers", ",".join(worker_addresses(workers_job, experiment.num_workers))]
     labels = _labels(experiment, "learner")
     pod: dict[str, Any] = {
         "serviceAccountName": naming.RUNNER_SERVICE_ACCOUNT,
@@ -262,7 +365,7 @@ def _learner_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]
         # A CPU learner prefers the learner pool and may use the CPU pool: on a shared GPU cluster the learner pool's
         # GPU taint keeps it off the GPUs, and it runs on the CPU pool instead of waiting forever.
         pod["affinity"] = _cpu_learner_affinity()
-    return {
+    job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": _meta(naming.LEARNER_JOB, ctx, labels, annotations={SKIP_AWAIT: "true"}),
@@ -283,13 +386,14 @@ def _learner_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]
             },
         },
     }
+    return _named(job, naming.LEARNER_JOB)
 
 
 def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]:
     labels = _labels(experiment, "env-worker")
     workers = experiment.num_workers
     args = ["env-worker", *_SPEC_ARGS, "--port", str(naming.WORKER_PORT), "--host", "0.0.0.0"]
-    return {
+    job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": _meta(naming.WORKERS_JOB, ctx, labels, annotations={SKIP_AWAIT: "true"}),
@@ -328,6 +432,7 @@ def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]
             },
         },
     }
+    return _named(job, naming.WORKERS_JOB)
 
 
 def build_manifests(experiment: Experiment, ctx: ManifestContext, *, token: object) -> list[dict[str, Any]]:
@@ -356,7 +461,10 @@ def build_manifests(experiment: Experiment, ctx: ManifestContext, *, token: obje
             "data": {naming.SPEC_FILE: to_yaml(experiment)},
         },
     ]
+    workers_job = None
     if experiment.run_mode == "distributed":
+        workers = _workers_job(experiment, ctx)
+        workers_job = workers["metadata"]["name"]
         objects += [
             {
                 "apiVersion": "v1",
@@ -377,9 +485,9 @@ def build_manifests(experiment: Experiment, ctx: ManifestContext, *, token: obje
                     "ports": [{"name": "transport", "port": naming.WORKER_PORT, "targetPort": naming.WORKER_PORT}],
                 },
             },
-            _workers_job(experiment, ctx),
+            workers,
         ]
-    objects.append(_learner_job(experiment, ctx))
+    objects.append(_learner_job(experiment, ctx, workers_job))
     return objects
 
 

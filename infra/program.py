@@ -13,15 +13,22 @@ import math
 import pulumi
 
 from infra.cluster import ClusterConnection, GkeCluster, GkeClusterArgs
-from infra.manifests import context_for, new_token
+from infra.manifests import WORKER_RESOURCES, context_for, new_token, pods_per_node
 from infra.node_pools import CPU_POOL_MACHINE, NodePools, NodePoolsArgs, PoolShape
 from infra.results_bucket import ResultsBucket, ResultsBucketArgs
+from infra.shapes import machine_shape
 from infra.stack_config import StackSettings, read_stack_config
 from infra.workloads import ExperimentWorkloads, ExperimentWorkloadsArgs
 from tfcli.spec import Cluster, Experiment
 
-WORKERS_PER_CPU_NODE = 3  # e2-standard-4 minus GKE's system pods holds three 1-vCPU env workers
 SHARED_CPU_POOL_MAX = 8
+
+
+def workers_per_cpu_node() -> int:
+    """Env workers one CPU-pool node holds: its allocatable less GKE's own pods, over a worker's requests."""
+    shape = machine_shape(CPU_POOL_MACHINE)
+    assert shape is not None
+    return max(1, pods_per_node(shape, WORKER_RESOURCES["requests"]))
 
 
 def learner_pool(cluster: Cluster) -> PoolShape:
@@ -44,7 +51,7 @@ def cpu_pool(experiment: Experiment | None) -> PoolShape:
     if experiment is None:  # a shared cluster: whatever experiments come
         return PoolShape(CPU_POOL_MACHINE, disk_size_gb=50, nodes=1, min_nodes=1, max_nodes=SHARED_CPU_POOL_MAX)
     workers = experiment.num_workers if experiment.run_mode == "distributed" else 0
-    nodes = max(1, math.ceil(workers / WORKERS_PER_CPU_NODE))
+    nodes = max(1, math.ceil(workers / workers_per_cpu_node()))
     return PoolShape(CPU_POOL_MACHINE, disk_size_gb=50, nodes=nodes, min_nodes=1, max_nodes=nodes + 1)
 
 
@@ -86,6 +93,7 @@ def _shared_cluster(settings: StackSettings, spec: Cluster) -> None:
 
 def _experiment(settings: StackSettings, experiment: Experiment) -> None:
     after: list[pulumi.Resource] = []
+    identity_pool: list[pulumi.Resource] = []
     if settings.shared_cluster_stack:
         shared = pulumi.StackReference(f"{experiment.name}-cluster-stack", stack_name=settings.shared_cluster_stack)
         connection = ClusterConnection(
@@ -100,6 +108,7 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
         gke, pools = _cluster(experiment.name, experiment.cluster, settings, cpu_pool(experiment))
         connection = gke.connection
         after.append(pools)
+        identity_pool.append(gke.cluster)
     results = ResultsBucket(
         experiment.name,
         ResultsBucketArgs(
@@ -126,6 +135,8 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
             token=token,
             keep_deployed_token=generated,
             after=[*after, results.writer_access],
+            storage=[results.bucket, results.writer_access],
+            identity_pool=identity_pool,
         ),
     )
     pulumi.export("experiment", experiment.name)

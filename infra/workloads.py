@@ -22,7 +22,7 @@ import pulumi_kubernetes as k8s
 
 from infra import naming
 from infra.cluster import ClusterConnection
-from infra.manifests import ManifestContext, build_manifests
+from infra.manifests import ManifestContext, build_manifests, job_role
 from tfcli.spec import Experiment
 
 ResourceFactory = Callable[..., pulumi.CustomResource]
@@ -43,8 +43,14 @@ def _snake(key: str) -> str:
 
 
 def resource_role(obj: dict[str, Any]) -> str:
-    """The part of an object's Pulumi name after the component's: ``namespace``, ``job-learner``, ..."""
+    """The part of an object's Pulumi name after the component's: ``namespace``, ``job-learner``, ...
+
+    A Job's is its role, not its name (which carries a digest of what it runs): a new digest is then a replacement of
+    the same Pulumi resource, deleted before its successor is created, not a second learner beside the first.
+    """
     kind = str(obj["kind"]).lower()
+    if obj["kind"] == "Job":
+        return f"{kind}-{job_role(obj)}"
     return kind if obj["kind"] == "Namespace" else f"{kind}-{obj['metadata']['name']}"
 
 
@@ -61,6 +67,12 @@ class ExperimentWorkloadsArgs:
     keep_deployed_token: bool = True
     # What the Jobs wait for: node pools, the bucket's IAM binding.
     after: Sequence[pulumi.Resource] = ()
+    # What the namespace waits for, so that ``pulumi destroy`` deletes it — and waits for its pods to end, the learner
+    # writing its last checkpoint through the bucket's FUSE mount — before these: the results bucket and its binding.
+    storage: Sequence[pulumi.Resource] = ()
+    # What creates the project's Workload Identity pool (``PROJECT.svc.id.goog``): a cluster with Workload Identity.
+    # The binding to the pool fails ("Identity Pool does not exist") when made before it. Empty on a shared cluster.
+    identity_pool: Sequence[pulumi.Resource] = ()
 
 
 class ExperimentWorkloads(pulumi.ComponentResource):
@@ -83,18 +95,20 @@ class ExperimentWorkloads(pulumi.ComponentResource):
             service_account_id=args.writer_account,
             role="roles/iam.workloadIdentityUser",
             member=f"serviceAccount:{args.project}.svc.id.goog[{ctx.namespace}/{naming.RUNNER_SERVICE_ACCOUNT}]",
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.identity_pool)),
         )
         self.objects = {}
         self.jobs: list[str] = []
         namespace: pulumi.CustomResource | None = None
         support: list[pulumi.Resource] = []
         for obj in build_manifests(args.experiment, ctx, token=args.token):
-            depends: list[pulumi.Resource] = [namespace] if namespace is not None else []
+            depends: list[pulumi.Resource] = [namespace] if namespace is not None else list(args.storage)
             options: dict[str, Any] = {}
             if obj["kind"] == "Job":
                 self.jobs.append(obj["metadata"]["name"])
                 depends += [*support, self.workload_identity, *args.after]
+                # A new digest is a new name: delete the old Job first (one learner at a time writes the results).
+                options["delete_before_replace"] = True
             if obj["kind"] == "Secret" and args.keep_deployed_token:
                 options["ignore_changes"] = ["stringData", "data"]
             resource = self._declare(name, obj, depends, options)

@@ -4,7 +4,8 @@
 ``env-worker --spec SPEC --port PORT [--host HOST]`` serves environments to a distributed run's learner.
 
 This module is the trainer's edge, the one place that turns errors into messages and exit codes: 0 completed,
-1 failed, 2 invalid input (``<file>: <field>: <message>`` on stderr, no traceback), 143 paused by SIGTERM/SIGINT.
+1 failed, 2 invalid input (``<file>: <field>: <message>`` on stderr, no traceback), 143 paused by SIGTERM/SIGINT
+(``env-worker`` too: it exits 0 only when the learner tells it the run is over).
 It imports nothing heavy at the top: subprocess pools start workers with ``spawn``, which imports this module
 again in every worker, and those must not load TensorFlow.
 """
@@ -88,8 +89,11 @@ def _env_worker(arguments: argparse.Namespace) -> int:
     _setup_logging(arguments.debug or experiment.debug_logging)
     from trainer.env_worker import serve  # the distributed transport; imported only here
 
-    serve(experiment, host=arguments.host, port=arguments.port, token=os.environ.get(TOKEN_VARIABLE))
-    return 0
+    run_over = serve(experiment, host=arguments.host, port=arguments.port, token=os.environ.get(TOKEN_VARIABLE))
+    # 0 only when the learner said the run is over: an indexed Job never runs an index that exited 0 again.
+    from trainer.signals import PAUSED_EXIT_CODE
+
+    return 0 if run_over else PAUSED_EXIT_CODE
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,15 +10,23 @@ atomic on GCS FUSE (where results may live), while replacing one small file is.
 Resuming takes the newest complete checkpoint that TensorForce can restore and falls back to older ones. The store
 keeps the newest ``keep`` complete checkpoints; pruning deletes a marker before the rest of its folder, so an
 interrupted prune never leaves a folder that looks complete.
+
+TensorForce's per-episode buffers are left out of the agent's files (:data:`EPISODE_BUFFERS`): restoring throws
+their content away anyway (``Model.restore`` ends with ``reset()``, which empties them, and the resumed run starts
+fresh episodes), yet they hold ``parallel_interactions x max_episode_timesteps`` states. Measured on the flagship
+(space-invaders-dqn: DQN, replay memory 10,000 of 84x84x4 float states, 4 parallel interactions): 3.19 GB and 13.3 s
+per checkpoint with them, 1.16 GB without (the replay memory, which is kept). Time matters most on SIGTERM: a
+spot VM gives a pod ~15 s. Checkpoints written with the buffers still load (the extra values are ignored).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +39,32 @@ log = logging.getLogger(__name__)
 MARKER = "COMPLETE"
 STATE = "state.json"
 AGENT = "agent"  # TensorForce writes agent-<k>.index / .data-*, a "checkpoint" index file and agent.json
+# Attributes of TensorForce 0.6's TensorforceModel (core_initialize) holding the per-episode buffers
+EPISODE_BUFFERS = (
+    "states_buffer",
+    "internals_buffer",
+    "auxiliaries_buffer",
+    "actions_buffer",
+    "terminal_buffer",
+    "reward_buffer",
+)
+
+
+@contextlib.contextmanager
+def _without_episode_buffers(agent: Any) -> Iterator[None]:
+    """Untrack the model's episode buffers while the agent saves (tf.Module tracks attributes: deleting one drops
+    it from the checkpoint; setting it again tracks it again). The variables themselves, and the traced graphs that
+    use them, are untouched."""
+    model = getattr(agent, "model", None)
+    attributes = vars(model) if model is not None else {}
+    detached = {name: attributes[name] for name in EPISODE_BUFFERS if name in attributes}
+    try:
+        for name in detached:
+            delattr(model, name)
+        yield
+    finally:
+        for name, value in detached.items():
+            setattr(model, name, value)
 
 
 def _check_counters(state: dict[str, Any]) -> None:
@@ -89,7 +123,8 @@ class CheckpointStore:
         number = folders[-1][0] + 1 if folders else 1
         folder = self.directory / str(number)
         folder.mkdir(parents=True)
-        prefix = Path(agent.save(directory=str(folder), filename=AGENT, format="checkpoint")).name
+        with _without_episode_buffers(agent):
+            prefix = Path(agent.save(directory=str(folder), filename=AGENT, format="checkpoint")).name
         state = {**counters, "agent": prefix, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         atomic_write_json(folder / STATE, state)
         files = {}

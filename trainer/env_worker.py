@@ -14,6 +14,12 @@ Requests and replies are msgpack lists (numpy arrays ride as raw buffers, see :m
 An environment that raises answers ``["error", message]`` and keeps the connection. A learner that disconnects
 is simply waited for again, and every new connection starts fresh episodes; a newly authenticated connection
 replaces the current one (the learner reconnecting after a failure it noticed before this side did).
+
+How it ends decides the exit code of ``python -m trainer env-worker``: 0 only when the learner said the run is over
+(``["close", true]``, sent when the run completes), 143 on SIGTERM or SIGINT (a pause, a spot reclaim, a node
+drain, upgrade or repair). The env-worker Job is Indexed: an index whose pod exits 0 is done for good and never
+runs again, so a worker that was merely evicted must not exit 0; its Job's podFailurePolicy ignores 143 and pod
+disruptions and starts it again.
 """
 
 from __future__ import annotations
@@ -34,12 +40,18 @@ from trainer.transport import DEFAULT_MAX_FRAME, Connection, ConnectionClosed, S
 log = logging.getLogger(__name__)
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
 class _Terminated(BaseException):
-    """SIGTERM arrived (raised from the signal handler, so it unwinds whatever the worker was doing)."""
+    """SIGTERM or SIGINT arrived (raised from the signal handler, so it unwinds whatever the worker was doing)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
 
 
 @contextlib.contextmanager
-def _stop_on_sigterm() -> Iterator[None]:
+def _stop_on_signals() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # signals are delivered to the main thread only; a worker in a thread is stopped by its owner
         return
@@ -47,15 +59,16 @@ def _stop_on_sigterm() -> Iterator[None]:
 
     def handler(signum: int, frame: Any) -> None:
         nonlocal stopping
-        if not stopping:  # once: a second SIGTERM must not interrupt the clean-up
+        if not stopping:  # once: a second signal must not interrupt the clean-up
             stopping = True
-            raise _Terminated
+            raise _Terminated(signum)
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, before in previous.items():
+            signal.signal(signum, before)
 
 
 class _Environment:
@@ -112,6 +125,7 @@ def _answer(environment: _Environment, request: Any) -> tuple[list[Any], str | N
 
 
 def _serve_forever(server: Server, environment: _Environment) -> None:
+    """Serve learners until one says the run is over (returns); a signal ends it by raising ``_Terminated``."""
     active: Connection | None = None
     try:
         while True:
@@ -157,8 +171,11 @@ def serve(
     worker_index: int | None = None,
     io_timeout: float = 60.0,
     max_frame: int = DEFAULT_MAX_FRAME,
-) -> None:
-    """Serve one environment of ``experiment`` on ``host:port`` until SIGTERM or a learner's ``close`` with stop.
+) -> bool:
+    """Serve one environment of ``experiment`` on ``host:port`` until a signal or a learner's ``close`` with stop.
+
+    Returns True when the learner said the run is over, False when SIGTERM or SIGINT stopped the worker (only
+    handled in the main thread: a worker in another thread is stopped by its owner).
 
     ``token`` is the shared secret (``TRAINER_TOKEN``); without one only a loopback ``host`` is accepted
     (InvalidInput otherwise, exit code 2). ``port`` 0 picks a free port. Once listening, prints
@@ -166,22 +183,27 @@ def serve(
     Job's ``JOB_COMPLETION_INDEX``, else the port) is the environment's index: it is seeded with seed + index,
     as environment ``index`` of a multi-threaded run is.
     """
-    with _stop_on_sigterm():
-        server = Server(host, port, token=token, max_frame=max_frame, io_timeout=io_timeout)
+    run_over = False
+    with _stop_on_signals():
         try:
-            if worker_index is None:
-                index = os.environ.get("JOB_COMPLETION_INDEX", "")
-                worker_index = int(index) if index.isdigit() else server.address[1]
-            environment = _Environment(experiment, worker_index)
+            server = Server(host, port, token=token, max_frame=max_frame, io_timeout=io_timeout)
             try:
-                bound_host, bound_port = server.address
-                print(f"env-worker listening on {bound_host}:{bound_port}", flush=True)
-                if ready is not None:
-                    ready(bound_host, bound_port)
-                _serve_forever(server, environment)
+                if worker_index is None:
+                    index = os.environ.get("JOB_COMPLETION_INDEX", "")
+                    worker_index = int(index) if index.isdigit() else server.address[1]
+                environment = _Environment(experiment, worker_index)
+                try:
+                    bound_host, bound_port = server.address
+                    print(f"env-worker listening on {bound_host}:{bound_port}", flush=True)
+                    if ready is not None:
+                        ready(bound_host, bound_port)
+                    _serve_forever(server, environment)
+                    run_over = True  # a signal during the clean-up below does not change that
+                finally:
+                    environment.env.close()
             finally:
-                environment.env.close()
-        except _Terminated:
-            log.info("env-worker: SIGTERM, stopping")
-        finally:
-            server.close()
+                server.close()
+        except _Terminated as signalled:
+            if not run_over:
+                log.warning("env-worker: %s received: stopping (not the end of the run: exit 143)", signalled)
+    return run_over

@@ -1,9 +1,11 @@
 """Turn SIGTERM and SIGINT into a polite request to stop.
 
-Kubernetes suspends a Job (``tfcli experiment pause``) and reclaims spot nodes with SIGTERM, then SIGKILL after the
-grace period. The handler only sets a flag: the loop finishes the step under way, the run checkpoints, writes
-``result.json`` with status "paused" and exits 143 (128 + SIGTERM), which Kubernetes counts as a failure of the
-pod rather than a completed Job. A second SIGINT (Ctrl-C twice) interrupts at once.
+Kubernetes suspends a Job (``tfcli experiment pause``), drains nodes and reclaims spot nodes with SIGTERM, then
+SIGKILL after the grace period (the pod's, 120 s, for a pause or a drain; about 15 s, best effort, for a spot
+reclaim under GKE's graceful node shutdown). The handler only sets a flag: the loop finishes the step under way, the
+run checkpoints, writes ``result.json`` with status "paused" and exits 143 (128 + SIGTERM), which Kubernetes counts
+as a failure of the pod rather than a completed Job. A second SIGINT (Ctrl-C twice) interrupts at once. Env-workers
+(``trainer.env_worker``) exit 143 on the same signals.
 """
 
 from __future__ import annotations

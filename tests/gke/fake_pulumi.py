@@ -3,12 +3,20 @@
 Put first on PATH (as ``pulumi``, see ``gke_testkit.FakePulumi``), it answers what ``pulumi.automation`` asks of a
 LocalWorkspace: ``version``, ``stack select [--create]``, ``stack init``, ``config get`` (secrets "decrypted"),
 ``config set``/``set-all`` (written into ``stacks/Pulumi.<stack>.yaml`` as Pulumi does: plaintext values as strings,
-secrets as ``{secure: ...}`` ciphertext, an ``encryptionsalt`` added), ``up`` and ``destroy`` (engine events in
-Pulumi's JSON format, one per line, to the ``--event-log`` file), ``stack output --json``, ``stack history --json``
+secrets as ``{secure: ...}`` ciphertext), ``up`` and ``destroy``, ``stack output --json``, ``stack history --json``
 and ``stack rm``.
 
+It is as strict as Pulumi 3.272 where tfcli could go wrong: flags a command does not have are rejected (``unknown
+flag``); every command but ``stack init``/``stack select --create`` needs a stack that was initialised; a stack with
+the passphrase secrets provider (the default of self-managed backends) gets an ``encryptionsalt`` at ``stack init``
+and every command that encrypts or decrypts (init, secret config, ``config get`` of a secret, up, destroy, outputs
+with secrets) needs ``PULUMI_CONFIG_PASSPHRASE``/``_FILE`` and the same passphrase. Engine events go where the SDK
+asks: CLI versions above 3.205 stream them over gRPC (``--event-log tcp://127.0.0.1:PORT``, the SDK's
+``pulumirpc.Events/StreamEvents`` server), older ones append JSON lines to the ``--event-log`` file.
+
 Everything lives in ``$FAKE_PULUMI_STATE``: ``calls.jsonl`` (argv, cwd and the relevant environment of every
-call), ``state.json`` (stacks: outputs, resources, history) and ``control.json`` (failures to inject:
+call, and the config keys of the stack file when ``stack init`` and ``up`` ran), ``state.json`` (stacks: outputs,
+resources, history) and ``control.json`` (the version to report, failures to inject:
 ``{"fail": [{"command": "up", "stack": "x", "stderr": "...", "stdout": "...", "diagnostic": "...", "times": 1}]}``,
 the results bucket of each stack, and what "the trainer" writes to it when an ``up`` suspends its Jobs).
 """
@@ -24,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-VERSION = "v3.200.0"  # below 3.205: the Automation API then reads engine events from the --event-log file
+VERSION = "v3.272.0"  # the SDK's own version; above 3.205 the Automation API takes engine events over gRPC
 ENV_KEYS = (
     "PULUMI_BACKEND_URL",
     "PULUMI_CONFIG_PASSPHRASE",
@@ -35,6 +43,133 @@ ENV_KEYS = (
 )
 STATE = Path(os.environ["FAKE_PULUMI_STATE"])
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.000Z"
+
+# Flags of Pulumi 3.272's commands (True: takes a value). Cobra rejects any other with "unknown flag".
+GLOBAL_FLAGS = {
+    "--color": True, "--cwd": True, "-C": True, "--disable-integrity-checking": False, "--emoji": False, "-e": False,
+    "--fully-qualify-stack-names": False, "-Q": False, "--logflow": False, "--logtostderr": False,
+    "--memprofilerate": True, "--non-interactive": False, "--otel-traces": True, "--profiling": True,
+    "--tracing": True, "--tracing-header": True, "--verbose": True, "-v": True,
+}  # fmt: skip
+_STACK = {"--stack": True, "-s": True}
+_UPDATE = {
+    **_STACK, "--yes": False, "-y": False, "--skip-preview": False, "-f": False, "--event-log": True,
+    "--exec-kind": True, "--exec-agent": True, "--client": True, "--message": True, "-m": True, "--parallel": True,
+    "-p": True, "--diff": False, "--debug": False, "-d": False, "--refresh": False, "-r": False, "--target": True,
+    "-t": True, "--exclude": True, "--target-dependents": False, "--exclude-dependents": False,
+    "--suppress-outputs": False, "--suppress-progress": False, "--suppress-permalink": False,
+    "--continue-on-error": False, "--attach-debugger": False, "--config-file": True, "--run-program": True,
+    "--json": False, "-j": False, "--show-config": False, "--show-reads": False, "--show-replacement-steps": False,
+    "--show-sames": False, "--show-full-output": False, "--show-secrets": False, "--policy-pack": True,
+    "--policy-pack-config": True, "--config": True, "-c": True, "--config-path": False,
+}  # fmt: skip
+COMMAND_FLAGS: dict[str, dict[str, bool]] = {
+    "version": {},
+    "stack select": {**_STACK, "--create": False, "-c": False, "--secrets-provider": True},
+    "stack init": {**_STACK, "--secrets-provider": True, "--copy-config-from": True, "--no-select": False,
+                   "--teams": True, "--remote-stack-config": False},
+    "config set-all": {**_STACK, "--path": False, "--plaintext": True, "--secret": True, "--json": True,
+                       "--config-file": True},
+    "config get": {**_STACK, "--path": False, "--json": False, "-j": False, "--open": False, "--config-file": True},
+    "config set": {**_STACK, "--path": False, "--plaintext": False, "--secret": False, "--config-file": True,
+                   "--type": True},
+    "up": {**_UPDATE, "--expect-no-changes": False, "--replace": True, "--plan": True, "--import-file": True},
+    "destroy": {**_UPDATE, "--exclude-protected": False, "--remove": False, "--preview-only": False},
+    "stack output": {**_STACK, "--json": False, "-j": False, "--shell": False, "--show-secrets": False},
+    "stack history": {**_STACK, "--json": False, "-j": False, "--page-size": True, "--page": True,
+                      "--show-secrets": False, "--full-dates": False},
+    "stack rm": {**_STACK, "--yes": False, "-y": False, "--force": False, "-f": False, "--preserve-config": False,
+                 "--remove-backups": False},
+    "cancel": {**_STACK, "--yes": False, "-y": False},
+}  # fmt: skip
+SECRETS_PROVIDERS = ("default", "passphrase", "awskms://", "azurekeyvault://", "gcpkms://", "hashivault://")
+NO_PASSPHRASE = (  # Pulumi 3.x, non-interactive, neither variable set (github.com/pulumi/pulumi/issues/11886)
+    "error: getting secrets manager: passphrase must be set with PULUMI_CONFIG_PASSPHRASE or "
+    "PULUMI_CONFIG_PASSPHRASE_FILE environment variables"
+)
+WRONG_PASSPHRASE = (
+    "error: incorrect passphrase, please set PULUMI_CONFIG_PASSPHRASE to the correct passphrase or set "
+    "PULUMI_CONFIG_PASSPHRASE_FILE to a file containing the passphrase"
+)
+
+
+def parse(args: list[str]) -> tuple[str, list[str], dict[str, list[str]]]:
+    """(command, positional words after it, options) as cobra would see them; unknown flags end the process."""
+    sep = "--" in args
+    head, tail = (args[: args.index("--")], args[args.index("--") + 1 :]) if sep else (args, [])
+    takes_value = {flag for table in (GLOBAL_FLAGS, *COMMAND_FLAGS.values()) for flag, value in table.items() if value}
+    takes_value.discard("--json")  # a value only in `config set-all --json`
+    words = []
+    index = 0
+    while index < len(head):
+        arg = head[index]
+        if arg.startswith("-"):
+            index += 2 if ("=" not in arg and arg in takes_value) else 1
+            continue
+        words.append(arg)
+        index += 1
+    command = " ".join(words[:2]) if words[:1] in (["stack"], ["config"]) else (words[0] if words else "")
+    if command not in COMMAND_FLAGS:
+        fail(f"fake pulumi: unsupported command {args}", 2)
+    table = {**GLOBAL_FLAGS, **COMMAND_FLAGS[command]}
+    options: dict[str, list[str]] = {}
+    positional: list[str] = []
+    index = 0
+    while index < len(head):
+        arg = head[index]
+        index += 1
+        if not arg.startswith("-"):
+            positional.append(arg)
+            continue
+        name, has_value, value = arg.partition("=")
+        if name not in table:
+            fail(f"error: unknown flag: {name}", 255)
+        if table[name] and not has_value:
+            if index >= len(head):
+                fail(f"error: flag needs an argument: {name}", 255)
+            value = head[index]
+            index += 1
+        options.setdefault(name, []).append(value if (table[name] or has_value) else "true")
+    positional = positional[len(command.split()) :] + (tail if sep else [])
+    return command, positional, options
+
+
+def the_stack(options: dict[str, list[str]]) -> str | None:
+    values = options.get("--stack") or options.get("-s")
+    return values[-1] if values else None
+
+
+def passphrase() -> str | None:
+    if (value := os.environ.get("PULUMI_CONFIG_PASSPHRASE")) is not None:
+        return value
+    if path := os.environ.get("PULUMI_CONFIG_PASSPHRASE_FILE"):
+        return Path(path).read_text().rstrip("\n")
+    return None
+
+
+def check_phrase(salt: str, phrase: str) -> str:
+    return base64.b64encode(hashlib.sha256(f"{salt}:{phrase}".encode()).digest()[:12]).decode()
+
+
+def unlock(stack: str, record: dict[str, Any]) -> None:
+    """What Pulumi's passphrase secrets manager does before it encrypts or decrypts: needs the right passphrase."""
+    if record.get("secrets_provider", "passphrase") not in ("passphrase", "default"):
+        return
+    document, _ = read_config(stack)
+    phrase = passphrase()
+    if phrase is None:
+        fail(NO_PASSPHRASE)
+    assert phrase is not None
+    salt = document.get("encryptionsalt")
+    if salt is None:  # (a stack file written without Pulumi's salt: Pulumi makes one)
+        write_document(stack, {"encryptionsalt": new_salt(phrase)})
+    elif salt.split(":")[-1] != check_phrase(salt.split(":")[1], phrase):
+        fail(WRONG_PASSPHRASE)
+
+
+def new_salt(phrase: str) -> str:
+    salt = base64.b64encode(os.urandom(8)).decode()
+    return f"v1:{salt}:v1:{check_phrase(salt, phrase)}"
 
 
 def load(name: str, default: Any) -> Any:
@@ -51,10 +186,6 @@ def save(name: str, data: Any) -> None:
 def fail(message: str, code: int = 255) -> None:
     sys.stderr.write(message.rstrip("\n") + "\n")
     sys.exit(code)
-
-
-def option(args: list[str], name: str) -> str | None:
-    return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
 
 
 def stack_file(stack: str) -> Path:
@@ -76,27 +207,34 @@ def read_config(stack: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return document, dict(document.get("config") or {})
 
 
-def write_config(stack: str, values: dict[str, tuple[str, bool]]) -> None:
+def write_document(stack: str, entries: dict[str, Any], config: dict[str, Any] | None = None) -> None:
+    """Set top-level entries (``encryptionsalt``, ``secretsprovider``, ...) and the config of the stack file."""
     import yaml
 
     path = stack_file(stack)
-    document, config = read_config(stack)
+    document, current = read_config(stack)
+    document = {**entries, **{key: value for key, value in document.items() if key not in entries}}
+    if config is not None or current:
+        document["config"] = config if config is not None else current
+    text = (
+        "".join(line + "\n" for line in path.read_text().splitlines() if line.startswith("#")) if path.is_file() else ""
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=120))
+
+
+def write_config(stack: str, values: dict[str, tuple[str, bool]]) -> None:
+    _, config = read_config(stack)
     state = load("state.json", {"stacks": {}})
     for key, (value, secret) in values.items():
         state.setdefault("secrets", {}).setdefault(stack, {})[key] = value if secret else None
         if secret:
             digest = base64.b64encode(hashlib.sha256(value.encode()).digest()).decode()
             config[key] = {"secure": f"v1:{digest}"}
-            if "encryptionsalt" not in document:
-                document = {"encryptionsalt": "v1:ZmFrZS1zYWx0:v1:ZmFrZQ==", **document}
         else:
             config[key] = value
     save("state.json", state)
-    document["config"] = config
-    text = (
-        "".join(line + "\n" for line in path.read_text().splitlines() if line.startswith("#")) if path.is_file() else ""
-    )
-    path.write_text(text + yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=120))
+    write_document(stack, {}, config)
 
 
 def injected(command: str, stack: str | None) -> dict[str, Any] | None:
@@ -164,7 +302,7 @@ def outputs_for(stack: str, config: dict[str, Any]) -> dict[str, Any]:
         "clusterName": shared or name,
         "clusterLocation": (experiment.get("cluster") or {}).get("location") or location,
         "namespace": f"tfcli-{name}",
-        "jobs": ["learner"],
+        "jobs": ["learner-0123456789"],  # named learner-<digest of the spec>, as infra/workloads.py names them
         "bucket": bucket,
         "resultsUrl": f"gs://{bucket}/{name}/",
         "suspended": str(config.get("tfcli:suspend", False)).lower() == "true",
@@ -174,21 +312,80 @@ def outputs_for(stack: str, config: dict[str, Any]) -> dict[str, Any]:
     return outputs
 
 
+def encode_event(line: str) -> bytes:
+    """``pulumirpc.EventRequest{event: line}`` in protobuf's wire format (field 1, length-delimited)."""
+    data = line.encode()
+    size, prefix = len(data), bytearray()
+    while True:
+        byte, size = size & 0x7F, size >> 7
+        prefix.append(byte | (0x80 if size else 0))
+        if not size:
+            return b"\x0a" + bytes(prefix) + data
+
+
 class EventLog:
-    def __init__(self, path: str | None) -> None:
-        self.path = path
+    """Engine events, one JSON object each, to where ``--event-log`` says: a file, or the SDK's gRPC server."""
+
+    def __init__(self, target: str | None) -> None:
+        self.target = target
         self.sequence = 0
+        self.queue: Any = None
+        self.problem: BaseException | None = None
+        if target and target.startswith("tcp://"):
+            import queue
+            import threading
+
+            import grpc
+
+            self.queue = queue.Queue()
+            channel = grpc.insecure_channel(target.removeprefix("tcp://"))
+            stream = channel.stream_unary(
+                "/pulumirpc.Events/StreamEvents", request_serializer=encode_event, response_deserializer=bytes
+            )
+
+            def send() -> None:
+                try:
+                    stream(iter(self.queue.get, None), timeout=60)
+                except Exception as error:  # reported by close()
+                    self.problem = error
+                finally:
+                    channel.close()
+
+            self.thread = threading.Thread(target=send)
+            self.thread.start()
 
     def emit(self, **event: Any) -> None:
-        if not self.path:
+        if not self.target:
             return
         self.sequence += 1
         line = json.dumps({"sequence": self.sequence, "timestamp": int(time.time()), **event})
-        with open(self.path, "a", encoding="utf-8") as handle:
+        if self.queue is not None:
+            self.queue.put(line)
+            return
+        with open(self.target, "a", encoding="utf-8") as handle:
             handle.write(line + "\n")
 
-    def step(self, stack: str, op: str, type_: str, name: str) -> None:
-        metadata = {"op": op, "urn": urn(stack, type_, name), "type": type_, "provider": ""}
+    def close(self) -> None:
+        if self.queue is not None:
+            self.queue.put(None)
+            self.thread.join()
+            self.queue = None
+            if self.problem is not None:
+                fail(f"error: could not send engine events to {self.target}: {self.problem}")
+
+    def step(self, stack: str, op: str, type_: str, name: str, *, id_: str = "") -> None:
+        """A resource step as Pulumi 3.272 reports it (``resourcePreEvent`` then ``resOutputsEvent``)."""
+        state = {"type": type_, "urn": urn(stack, type_, name), "id": id_, "parent": "", "provider": "",
+                 "inputs": {}, "outputs": {}}  # fmt: skip
+        metadata = {
+            "op": op,
+            "urn": urn(stack, type_, name),
+            "type": type_,
+            "old": state if op != "create" else None,
+            "new": state if op != "delete" else None,
+            "detailedDiff": None,
+            "provider": "" if type_.startswith("pulumi:") else urn(stack, "pulumi:providers:gcp", "default_10_2_0"),
+        }
         self.emit(resourcePreEvent={"metadata": metadata})
         self.emit(resOutputsEvent={"metadata": metadata})
 
@@ -222,23 +419,30 @@ def history_entry(kind: str, result: str, changes: dict[str, int], number: int) 
     }
 
 
-def operation(kind: str, stack: str, args: list[str], state: dict[str, Any]) -> None:
+def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[str, Any]) -> None:
     """``up`` or ``destroy``."""
-    record = state["stacks"].get(stack)
-    if record is None:
-        fail(f"error: no stack named '{stack}' found")
-    assert record is not None
-    log = EventLog(option(args, "--event-log"))
+    record = state["stacks"][stack]
+    if "--yes" not in options and "-y" not in options:
+        fail("error: --yes or --skip-preview must be passed in to proceed when running in non-interactive mode")
+    unlock(stack, record)
+    log = EventLog((options.get("--event-log") or [None])[-1])
     _, config = read_config(stack)
     log.emit(preludeEvent={"config": {key: str(value) for key, value in config.items()}})
+    download = {"type": "plugin-download", "id": "gcp", "message": "gcp", "received": 1, "total": 1, "done": True}
+    log.emit(progressEvent=download)  # a kind of event the SDK does not model: it must pass unharmed
     problem = injected(kind, stack)
     if problem is not None:
         if diagnostic := problem.get("diagnostic"):
-            log.emit(diagnosticEvent={"message": diagnostic + "\n", "color": "never", "severity": "error"})
-            failed = {"op": "create", "urn": urn(stack, "gcp:container/cluster:Cluster", f"{stack}-cluster"),
-                      "type": "gcp:container/cluster:Cluster", "provider": ""}  # fmt: skip
+            cluster = urn(stack, "gcp:container/cluster:Cluster", f"{stack}-cluster")
+            log.emit(diagnosticEvent={"urn": cluster, "prefix": "error: ", "message": diagnostic + "\n",
+                                      "color": "never", "severity": "error"})  # fmt: skip
+            failed = {"op": "create", "urn": cluster, "type": "gcp:container/cluster:Cluster", "old": None,
+                      "new": None, "detailedDiff": None, "provider": ""}  # fmt: skip
             log.emit(resOpFailedEvent={"metadata": failed, "status": 1, "steps": 1})
+        log.emit(summaryEvent={"maybeCorrupt": False, "durationSeconds": 1, "resourceChanges": {},
+                               "PolicyPacks": {}, "isPreview": False})  # fmt: skip
         log.emit(cancelEvent={})
+        log.close()
         record["history"].insert(0, history_entry(kind if kind == "destroy" else "update", "failed", {}, 0))
         save("state.json", state)
         sys.stdout.write(problem.get("stdout", ""))
@@ -263,8 +467,10 @@ def operation(kind: str, stack: str, args: list[str], state: dict[str, Any]) -> 
         record["outputs"] = {}
     if kind == "up" and record["outputs"].get("suspended"):
         play_the_trainer(stack, record["outputs"])
-    log.emit(summaryEvent={"maybeCorrupt": False, "durationSeconds": 1, "resourceChanges": changes, "PolicyPacks": {}})
+    log.emit(summaryEvent={"maybeCorrupt": False, "durationSeconds": 1, "resourceChanges": changes,
+                           "PolicyPacks": {}, "isPreview": False})  # fmt: skip
     log.emit(cancelEvent={})
+    log.close()
     record["history"].insert(0, history_entry("update" if kind == "up" else "destroy", "succeeded", changes, 0))
     for number, entry in enumerate(reversed(record["history"]), start=1):
         entry["version"] = number
@@ -274,84 +480,112 @@ def operation(kind: str, stack: str, args: list[str], state: dict[str, Any]) -> 
 
 def main(argv: list[str]) -> None:
     args = [arg for arg in argv if arg != "--non-interactive"]
-    calls = STATE / "calls.jsonl"
-    with open(calls, "a", encoding="utf-8") as handle:
-        env = {key: os.environ[key] for key in ENV_KEYS if key in os.environ}
-        handle.write(json.dumps({"argv": args, "cwd": os.getcwd(), "env": env}) + "\n")
-    if args[:1] == ["version"]:
+    command, words, options = parse(argv)
+    stack = the_stack(options)
+    named = words[0] if command in ("stack init", "stack rm") and words else stack
+    entry: dict[str, Any] = {"argv": args, "cwd": os.getcwd()}
+    entry["env"] = {key: os.environ[key] for key in ENV_KEYS if key in os.environ}
+    if command in ("stack init", "up") and named:  # what the stack file held when Pulumi was asked
+        entry["config_keys"] = sorted(read_config(named)[1])
+    with open(STATE / "calls.jsonl", "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry) + "\n")
+    if command == "version":
         print(load("control.json", {}).get("version", VERSION))
         return
     state = load("state.json", {"stacks": {}})
-    stack = option(args, "--stack")
-    words = [arg for arg in args if not arg.startswith("-")]
-    command = " ".join(words[:2]) if words[:1] in (["stack"], ["config"]) else (words[0] if words else "")
-    if command not in ("up", "destroy") and (problem := injected(command, stack)) is not None:
+    if command not in ("up", "destroy") and (problem := injected(command, named)) is not None:
         sys.stdout.write(problem.get("stdout", ""))
         fail(problem.get("stderr", "error: failed"), int(problem.get("code", 255)))
-    if command == "stack select":
-        assert stack is not None
-        if stack not in state["stacks"]:
-            if "--create" not in args:
-                fail(f"error: no stack named '{stack}' found")
-            state["stacks"][stack] = {"outputs": {}, "resources": [], "history": []}
-        save("state.json", state)
-    elif command == "stack init":
-        name = words[2]
+    if command in ("stack init", "stack select") or (command == "stack rm" and not named):
+        pass
+    elif named is None:
+        fail("error: no stack selected; please use `pulumi stack select` to choose one")  # tfcli always names it
+    elif named not in state["stacks"]:
+        fail(f"error: no stack named '{named}' found")
+    record = state["stacks"].get(named or "")
+    if command in ("stack select", "stack init"):
+        name = words[0] if command == "stack init" else stack
+        if command == "stack init" and (stack is None) == (not words):
+            fail("error: only one of --stack or argument stack name may be specified")
+        name = name or stack
+        assert name is not None
         if name in state["stacks"]:
-            fail(f"error: stack '{name}' already exists")
-        state["stacks"][name] = {"outputs": {}, "resources": [], "history": []}
+            if command == "stack init":
+                fail(f"error: stack '{name}' already exists")
+            return
+        if command == "stack select" and "--create" not in options and "-c" not in options:
+            fail(f"error: no stack named '{name}' found")
+        provider = (options.get("--secrets-provider") or ["passphrase"])[-1]
+        if not provider.startswith(SECRETS_PROVIDERS):
+            fail(f"error: unknown secrets provider type '{provider}'")
+        record = {"outputs": {}, "resources": [], "history": [], "secrets_provider": provider}
+        if provider in ("passphrase", "default"):
+            unlock(name, record)  # the salt is made (or an existing one checked) with the passphrase
+        else:
+            write_document(name, {"secretsprovider": provider, "encryptedkey": "ZmFrZS1rZXk="})
+        state = load("state.json", {"stacks": {}})
+        state["stacks"][name] = record
         save("state.json", state)
     elif command == "config set-all":
-        assert stack is not None
+        assert stack is not None and record is not None
+        if "--json" in options:
+            fail("fake pulumi: config set-all --json is not modelled", 2)
         values: dict[str, tuple[str, bool]] = {}
-        for index, arg in enumerate(args):
-            if arg in ("--plaintext", "--secret"):
-                key, _, value = args[index + 1].partition("=")
-                values[key] = (value, arg == "--secret")
+        for flag in ("--plaintext", "--secret"):
+            for item in options.get(flag, []):
+                key, equals, value = item.partition("=")
+                if not equals:
+                    fail(f"error: invalid key-value pair: {item}")
+                values[key] = (value, flag == "--secret")
+        if any(secret for _, secret in values.values()):
+            unlock(stack, record)
         write_config(stack, values)
     elif command == "config get":
-        assert stack is not None
-        key = words[2]
+        assert stack is not None and record is not None
+        if len(words) != 1:
+            fail(f"error: accepts 1 arg(s), received {len(words)}")
+        key = words[0]
         _, config = read_config(stack)
         if key not in config:
             fail(f"error: configuration key '{key}' not found for stack '{stack}'")
         secret = isinstance(config[key], dict) and "secure" in config[key]
+        if secret:
+            unlock(stack, record)
         value = state.get("secrets", {}).get(stack, {}).get(key) if secret else config[key]  # "decrypted"
-        print(json.dumps({"value": value, "secret": secret}))
+        print(json.dumps({"value": value, "secret": secret}) if "--json" in options else value)
     elif command == "config set":
-        assert stack is not None
-        key = words[2]
-        value = args[args.index("--") + 1]
-        write_config(stack, {key: (value, "--secret" in args)})
+        assert stack is not None and record is not None
+        if len(words) != 2:
+            fail("error: value must be given after -- in non-interactive mode")
+        if "--secret" in options:
+            unlock(stack, record)
+        write_config(stack, {words[0]: (words[1], "--secret" in options)})
     elif command in ("up", "destroy"):
         assert stack is not None
-        operation(command, stack, args, state)
+        operation(command, stack, options, state)
     elif command == "stack output":
-        record = state["stacks"].get(stack)
-        if record is None:
-            fail(f"error: no stack named '{stack}' found")
+        assert record is not None
+        if "--show-secrets" in options:
+            unlock(str(named), record)
         print(json.dumps(record["outputs"]))
     elif command == "stack history":
-        record = state["stacks"].get(stack)
-        if record is None:
-            fail(f"error: no stack named '{stack}' found")
-        size = option(args, "--page-size")
+        assert record is not None
+        size = (options.get("--page-size") or [None])[-1]
         entries = record["history"][: int(size)] if size else record["history"]
         print(json.dumps(entries))
     elif command == "stack rm":
-        name = words[2]
-        record = state["stacks"].get(name)
-        if record is None:
-            fail(f"error: no stack named '{name}' found")
-        if record.get("resources") and "--force" not in args:
+        assert named is not None and record is not None
+        if "--yes" not in options and "-y" not in options:
+            fail("error: --yes must be passed in to proceed when running in non-interactive mode")
+        if record.get("resources") and "--force" not in options:
             fail(
-                f"error: '{name}' still has resources; removal rejected. Possible actions:\n- Make sure that "
-                f"'{name}' is the stack that you want to destroy\n- Run `pulumi destroy` to delete the resources"
+                f"error: '{named}' still has resources; removal rejected. Possible actions:\n- Make sure that "
+                f"'{named}' is the stack that you want to destroy\n- Run `pulumi destroy` to delete the resources"
             )
-        del state["stacks"][name]
+        del state["stacks"][named]
         save("state.json", state)
-        if "--preserve-config" not in args:
-            stack_file(name).unlink(missing_ok=True)
+        if "--preserve-config" not in options:
+            stack_file(named).unlink(missing_ok=True)
     else:
         fail(f"fake pulumi: unsupported command {args}", 2)
 

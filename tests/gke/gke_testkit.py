@@ -91,7 +91,7 @@ class FakePulumi:
 
 @pytest.fixture
 def fake_pulumi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePulumi]:
-    """``pulumi`` on PATH is the fake; the passphrase is set."""
+    """``pulumi`` on PATH is the fake (tfcli's own Pulumi folder is an empty one); the passphrase is set."""
     bin_dir = tmp_path / "fake-bin"
     state = tmp_path / "fake-state"
     bin_dir.mkdir()
@@ -104,6 +104,8 @@ def fake_pulumi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fak
     monkeypatch.setenv("PULUMI_CONFIG_PASSPHRASE", PASSPHRASE)
     monkeypatch.delenv("PULUMI_CONFIG_PASSPHRASE_FILE", raising=False)
     monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    monkeypatch.delenv("PULUMI_SECRETS_PROVIDER", raising=False)
+    monkeypatch.setenv("TFCLI_PULUMI_ROOT", str(tmp_path / "tfcli-pulumi"))
     yield FakePulumi(state)
 
 

@@ -185,7 +185,7 @@ def test_logs_say_how_to_read_them_with_kubectl(started: FakePulumi) -> None:
     code, _, stderr = invoke("experiment", "logs", "-e", "si1", "-f")
     assert code == 1
     assert "gcloud container clusters get-credentials si1 --location us-central1-a" in stderr
-    assert "kubectl logs -f -n tfcli-si1 job/learner" in stderr
+    assert "kubectl logs -f -n tfcli-si1 -l app.kubernetes.io/component=learner" in stderr
     code, _, stderr = invoke("experiment", "logs", "-e", "si1", "--worker", "2")
     assert "job-completion-index=2" in stderr
 

@@ -114,10 +114,12 @@ def test_no_pulumi_cli_says_how_to_install_it(
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setenv("TFCLI_PULUMI_ROOT", str(tmp_path / "nothing-here"))
     code, _, stderr = invoke("experiment", "start", "-e", "si1")
     assert code == 1
-    assert "the Pulumi CLI (`pulumi`) is not installed or not on PATH" in stderr
-    assert "install script" in stderr and "package manager" in stderr and "Traceback" not in stderr
+    assert "the Pulumi CLI (`pulumi`) is not installed: it is not on PATH, nor in" in stderr
+    assert "tfcli pulumi install" in stderr and "install script" in stderr and "package manager" in stderr
+    assert "Traceback" not in stderr
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from infra.manifests import job_role
 from infra.plan import Plan, PlannedResource, plan_stack
 from infra.stack_files import experiment_stack_config
 from tfcli.spec import ConfigLibrary, Experiment, load_experiment
@@ -49,7 +50,8 @@ def plan_for(config: dict[str, Any], *, stack: str = "test") -> Plan:
 
 
 def jobs(plan: Plan) -> dict[str, PlannedResource]:
-    return {r.inputs["metadata"]["name"]: r for r in plan.of_type("kubernetes:batch/v1:Job")}
+    """The Jobs by role (``learner``, ``env-workers``); their names carry a digest of what they run."""
+    return {job_role(r.inputs): r for r in plan.of_type("kubernetes:batch/v1:Job")}
 
 
 def containers(job: PlannedResource) -> list[dict[str, Any]]:

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from infra_testkit import PROJECT, ZONE
+from infra_testkit import LIBRARY, PROJECT, ZONE
 
 from infra.manifests import context_for, render
-from tfcli.spec import Experiment
+from tfcli.spec import Experiment, load_experiment
 
 ENTRYPOINT = [sys.executable, "-m", "trainer"]  # the image's ENTRYPOINT (DESIGN.md §3, "Trainer")
 BUDGET = 300
@@ -114,15 +114,20 @@ class Pod:
             )
 
 
-def test_the_rendered_containers_run_as_processes_train_a_distributed_experiment(tmp_path: Path) -> None:
-    experiment = Experiment.model_validate(TINY)
+def run_as_processes(
+    experiment: Experiment, tmp_path: Path, *, timeout: float
+) -> tuple[dict[str, Any], list[Any], Path]:
+    """Render ``experiment``, run its pods' containers as local processes until the learner exits; (result.json,
+    progress.jsonl lines, the output folder). Asserts on the way what must hold for the pods to find each other."""
     objects = rendered(experiment)
     service = objects["Service", "env-workers"]
-    workers_job = objects["Job", "env-workers"]
+    (workers_name,) = [name for kind, name in objects if kind == "Job" and name.startswith("env-workers-")]
+    (learner_name,) = [name for kind, name in objects if kind == "Job" and name.startswith("learner-")]
+    workers_job = objects["Job", workers_name]
     assert service["spec"]["clusterIP"] == "None"  # headless: pod DNS names, no load-balancing
 
-    workers = [Pod(objects, "env-workers", tmp_path, index) for index in range(workers_job["spec"]["completions"])]
-    learner = Pod(objects, "learner", tmp_path)
+    workers = [Pod(objects, workers_name, tmp_path, index) for index in range(workers_job["spec"]["completions"])]
+    learner = Pod(objects, learner_name, tmp_path)
     assert workers[0].args[0] == "env-worker" and learner.args[0] == "run"
     (container_port,) = (port["containerPort"] for port in workers[0].container["ports"])
     assert workers[0].option("--port") == str(container_port) == str(service["spec"]["ports"][0]["targetPort"])
@@ -136,6 +141,7 @@ def test_the_rendered_containers_run_as_processes_train_a_distributed_experiment
             worker.replace_option("--port", "0")
             process = worker.start(stdout=subprocess.PIPE, log=tmp_path / f"worker-{index}.log")
             processes.append(process)
+        for index, (worker, process) in enumerate(zip(workers, processes, strict=True)):
             assert process.stdout is not None
             line = process.stdout.readline()
             assert line.startswith("env-worker listening on 0.0.0.0:"), (tmp_path / f"worker-{index}.log").read_text()
@@ -147,19 +153,44 @@ def test_the_rendered_containers_run_as_processes_train_a_distributed_experiment
         learner.replace_option("--workers", ",".join(addresses.values()))
         trainer = learner.start(stdout=subprocess.DEVNULL, log=tmp_path / "learner.log")
         processes.append(trainer)
-        assert trainer.wait(timeout=180) == 0, (tmp_path / "learner.log").read_text()
+        assert trainer.wait(timeout=timeout) == 0, (tmp_path / "learner.log").read_text()
 
         output = Path(learner.local(learner.option("--output")))
         assert output.parent == learner.mounts["/results"]  # written into the results bucket's mount
         result = json.loads((output / "result.json").read_text())
-        assert (result["status"], result["timesteps"]) == ("completed", BUDGET)
-        assert result["updates"] >= 1
         progress = [json.loads(line) for line in (output / "progress.jsonl").read_text().splitlines()]
-        assert {line["worker"] for line in progress} == set(range(len(workers)))
         # The learner tells the workers to stop when the run completes: each pod exits 0, the indexed Job completes.
         assert [process.wait(timeout=15) for process in processes[: len(workers)]] == [0] * len(workers)
+        return result, progress, output
     finally:
         for process in processes:
             if process.poll() is None:
                 process.kill()
             process.communicate()
+
+
+def test_the_rendered_containers_run_as_processes_train_a_distributed_experiment(tmp_path: Path) -> None:
+    result, progress, _ = run_as_processes(Experiment.model_validate(TINY), tmp_path, timeout=180)
+    assert (result["status"], result["timesteps"]) == ("completed", BUDGET)
+    assert result["updates"] >= 1
+    assert {line["worker"] for line in progress} == set(range(TINY["num_workers"]))
+
+
+# The flagship, as bundled (agent dqn-visual, network cnn-dqn, the space-invaders environment, 4 env workers), with
+# only its budget cut for a test: total_timesteps and saver_frequency (and no cluster change).
+SI_BUDGET = 200
+
+
+def test_the_flagship_space_invaders_dqn_manifests_run_as_processes(tmp_path: Path) -> None:
+    """space-invaders-dqn's rendered manifests train to completion as processes: 4 Atari env workers and the DQN
+    learner over the trainer's transport. Budget-like keys only are overridden (total_timesteps 200 and a checkpoint
+    every 100 timesteps instead of 1,000,000 and every 600 s), so DQN's start_updating (10,000) is never reached:
+    this proves the pods run and talk, not that DQN learns (the journeys train it)."""
+    spec = load_experiment(
+        "space-invaders-dqn", library=LIBRARY, overrides={"total_timesteps": SI_BUDGET, "saver_frequency": "100t"}
+    ).spec
+    assert (spec.run_mode, spec.num_workers, spec.environment.level) == ("distributed", 4, "ALE/SpaceInvaders-v5")
+    result, progress, output = run_as_processes(spec, tmp_path, timeout=150)
+    assert (result["status"], result["timesteps"]) == ("completed", SI_BUDGET)
+    assert {line["worker"] for line in progress} <= set(range(spec.num_workers))
+    assert any((output / "checkpoints").iterdir())  # checkpoints written through the results mount

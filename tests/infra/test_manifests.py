@@ -97,8 +97,16 @@ def test_the_learner_is_sized_for_its_node_and_its_environments() -> None:
     # cartpole-ppo's single-node cluster: e2-standard-8 (8 vCPUs, 32 GB)
     assert requests("cartpole-ppo", "single")["cpu"] == "2000m"
     assert requests("cartpole-ppo", "multi-threaded")["cpu"] == "4000m"  # 3 environments + the agent
+    assert requests("cartpole-ppo", "multi-threaded")["memory"] == "3584Mi"  # 2 GiB + 0.5 GiB per environment
     limits = _objects("cartpole-ppo", "single")[-1]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
-    assert limits == {"cpu": "7000m", "memory": "22937Mi"}  # what the node leaves after GKE's own pods
+    # What the node leaves: allocatable (7910m, 29022Mi: GKE's reservations and the 100 MiB eviction threshold) less
+    # margins for DaemonSets (400m, 640Mi) and kube-system Deployments (500m, 640Mi) and the FUSE sidecar (250m, 256Mi).
+    assert limits == {"cpu": "6760m", "memory": "27486Mi"}
+    # cartpole-ppo's own 16 environments want 17 cores: the request stops at what the node leaves.
+    full = in_mode("cartpole-ppo", "single").model_copy(update={"run_mode": "multi-threaded", "num_workers": 16})
+    ctx = context_for(full, project=PROJECT, location=ZONE)
+    (container,) = build_manifests(full, ctx, token="t")[-1]["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["requests"]["cpu"] == "6760m"
 
 
 def test_editing_the_spec_changes_the_pod_templates_and_pausing_does_not() -> None:

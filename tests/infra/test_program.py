@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,9 @@ def test_experiment_stack_declares_the_cluster_bucket_and_workloads(mode: str, s
     if mode == "distributed":
         expected = sorted([*expected, "Job", "Secret", "Service"])
     assert kinds == expected
-    assert plan.outputs["jobs"] == (["env-workers", "learner"] if mode == "distributed" else ["learner"])
+    roles = ["env-workers", "learner"] if mode == "distributed" else ["learner"]
+    assert plan.outputs["jobs"] == [job.inputs["metadata"]["name"] for role, job in sorted(jobs(plan).items())]
+    assert [re.sub(r"-[0-9a-f]{8}$", "", job) for job in plan.outputs["jobs"]] == roles  # <role>-<digest>
     assert plan.outputs["namespace"] == f"tfcli-{name}"
 
 
@@ -189,7 +192,9 @@ def test_distributed_workers_are_reachable_at_the_addresses_the_learner_is_given
     args = containers(found["learner"])[0]["args"]
     assert args[:2] == ["run", "--spec"] and args[args.index("--output") + 1] == f"/results/{spec.name}"
     workers = args[args.index("--workers") + 1].split(",")
-    assert workers == [f"env-workers-{i}.env-workers:7000" for i in range(5)]
+    workers_job = found["env-workers"].inputs["metadata"]["name"]
+    assert re.fullmatch(r"env-workers-[0-9a-f]{8}", workers_job)
+    assert workers == [f"{workers_job}-{i}.env-workers:7000" for i in range(5)]
 
     worker_spec = found["env-workers"].inputs["spec"]
     assert worker_spec["completionMode"] == "Indexed"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from types import ModuleType
 
@@ -111,9 +114,9 @@ def test_experiments_workflow_triggers_permissions_and_one_deploy_per_stack() ->
     assert flow["permissions"]["id-token"] == "write"
     deploy = flow["jobs"]["deploy"]
     assert deploy["concurrency"] == {"group": "stack-${{ matrix.stack }}", "cancel-in-progress": False}
-    pulumi = next(s for s in deploy["steps"] if str(s.get("uses", "")).startswith("pulumi/actions@"))
+    pulumi = next(s for s in deploy["steps"] if "command" in s.get("with", {}))
+    assert str(pulumi["uses"]).startswith("pulumi/actions@")
     assert pulumi["with"]["cloud-url"] == "${{ vars.PULUMI_BACKEND_URL }}"
-    assert pulumi["with"]["secrets-provider"] == "${{ vars.PULUMI_SECRETS_PROVIDER }}"
 
 
 @pytest.mark.parametrize("name", ["experiments.yml", "image.yml"])
@@ -151,3 +154,110 @@ def test_ci_workflow_runs_the_readme_commands() -> None:
     text = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
     for command in ("ruff check .", "ruff format --check .", "uv run mypy", "uv run pytest"):
         assert command in text
+
+
+def deploy_steps() -> list[dict]:  # type: ignore[type-arg]
+    return list(workflow("experiments.yml")["jobs"]["deploy"]["steps"])
+
+
+def step_index(steps: list[dict], match: str) -> int:  # type: ignore[type-arg]
+    found = [i for i, s in enumerate(steps) if match in str(s.get("uses", "")) + str(s.get("run", ""))]
+    assert len(found) == 1, (match, found)
+    return found[0]
+
+
+def test_every_deploy_gives_the_stack_its_secrets_provider_before_pulumi_opens_it() -> None:
+    """pulumi/actions' secrets-provider only applies when it creates the stack, in the runner's uncommitted stack
+    file: the step before the Pulumi command restores it every time (.github/scripts/stack_secrets.py)."""
+    flow = workflow("experiments.yml")
+    deploy = flow["jobs"]["deploy"]
+    steps = deploy["steps"]
+    pulumi_steps = [i for i, s in enumerate(steps) if str(s.get("uses", "")).startswith("pulumi/actions@")]
+    install, command = pulumi_steps
+    assert set(steps[install]["with"]) == {"pulumi-version"}  # no command: installs the CLI only
+    secrets = step_index(steps, ".github/scripts/stack_secrets.py")
+    order = [
+        step_index(steps, "actions/checkout@"),
+        step_index(steps, "uv sync --no-dev"),
+        step_index(steps, "google-github-actions/auth@"),  # KMS and the state bucket need the credentials
+        step_index(steps, "tfcli:suspend"),
+        install,
+        secrets,
+        command,
+    ]
+    assert order == sorted(order) and command == secrets + 1
+    step = steps[secrets]
+    script = 'uv run --no-dev python .github/scripts/stack_secrets.py "$STACK" --provider "$SECRETS_PROVIDER"'
+    assert step["run"] == script
+    assert step["env"] == {"STACK": "${{ matrix.stack }}", "SECRETS_PROVIDER": "${{ vars.PULUMI_SECRETS_PROVIDER }}"}
+    assert deploy["env"]["PULUMI_BACKEND_URL"] == "${{ vars.PULUMI_BACKEND_URL }}"  # the script's pulumi uses it
+    options = steps[command]["with"]
+    assert options["stack-name"] == "${{ matrix.stack }}" and options["command"] == "${{ steps.what.outputs.command }}"
+    # Nothing else may create the stack (it would be created without the keys reaching a committed file).
+    assert "secrets-provider" not in options and str(options.get("upsert", "false")).lower() == "false"
+
+
+def test_the_pulumi_cli_is_the_version_of_the_pinned_sdk() -> None:
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    sdk = next(pin.split("==", 1)[1] for pin in pins if re.match(r"pulumi==", pin))
+    flow = workflow("experiments.yml")
+    assert flow["env"]["PULUMI_VERSION"] == sdk
+    for step in deploy_steps():
+        if str(step.get("uses", "")).startswith("pulumi/actions@"):
+            assert step["with"]["pulumi-version"] == "${{ env.PULUMI_VERSION }}"
+
+
+UV_COMMAND = re.compile(r"\buv\s+(run|sync)\b([^\n;&|]*)")
+DEPLOY_WORKFLOWS = ["experiments.yml", "image.yml"]
+
+
+@pytest.mark.parametrize("name", DEPLOY_WORKFLOWS)
+def test_deploy_workflows_never_bring_the_dev_group_back(name: str) -> None:
+    """`uv run` syncs the default groups (dev included) unless told not to: every uv command in a deploy workflow
+    leaves dev out, and UV_NO_DEV covers the uv commands Pulumi's uv toolchain runs itself."""
+    flow = workflow(name)
+    for job in flow["jobs"].values():
+        env = {**flow.get("env", {}), **job.get("env", {})}
+        for step in job["steps"]:
+            step_env = {**env, **step.get("env", {})}
+            for verb, arguments in UV_COMMAND.findall(str(step.get("run", ""))):
+                assert "--no-dev" in arguments.split(), f"{name}: `uv {verb}{arguments}` without --no-dev"
+                assert str(step_env.get("UV_NO_DEV")) == "1", f"{name}: `uv {verb}` in a job without UV_NO_DEV=1"
+            assert not re.search(r"--(only-dev|all-groups|group\s+dev)", str(step.get("run", "")))
+    if name == "experiments.yml":
+        assert flow["env"]["UV_NO_DEV"] == "1"
+        assert any("uv sync --no-dev" in str(s.get("run", "")) for s in deploy_steps())
+
+
+def test_uv_no_dev_keeps_uv_run_from_installing_the_dev_group(tmp_path: Path) -> None:
+    """What the workflow relies on, with the real uv (the version the workflows install) and a cached package."""
+    from importlib.metadata import version
+
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not on PATH")
+    wanted = workflow("experiments.yml")["env"]["UV_VERSION"]
+    if subprocess.run([uv, "--version"], capture_output=True, text=True).stdout.split()[1] != wanted:
+        pytest.skip(f"uv on PATH is not the workflows' uv {wanted}")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "deploy"\nversion = "0"\nrequires-python = ">=3.11"\ndependencies = []\n'
+        f'[dependency-groups]\ndev = ["iniconfig=={version("iniconfig")}"]\n[tool.uv]\npackage = false\n'
+    )
+    env = {**os.environ, "UV_OFFLINE": "1", "UV_PYTHON": sys.executable}
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("UV_NO_DEV", None)
+    probe = ["python", "-c", "import importlib.util as u; print(u.find_spec('iniconfig') is not None)"]
+
+    def uv_run(*arguments: str, extra: dict[str, str] | None = None) -> str:
+        run = subprocess.run(
+            [uv, *arguments], cwd=tmp_path, env={**env, **(extra or {})}, capture_output=True, text=True
+        )
+        if run.returncode != 0 and "network was disabled" in run.stderr:
+            pytest.skip("the dev package is not in uv's cache")
+        assert run.returncode == 0, run.stderr
+        return run.stdout.strip()
+
+    uv_run("sync", "--no-dev", "-q")
+    assert uv_run("run", "-q", "--no-dev", *probe) == "False"
+    assert uv_run("run", "-q", *probe, extra={"UV_NO_DEV": "1"}) == "False"
+    assert uv_run("run", "-q", *probe) == "True"  # a plain `uv run` undoes `uv sync --no-dev`

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from tfcli import __version__
-from tfcli.cli import cluster, experiment
+from tfcli.cli import cluster, experiment, pulumi
 from tfcli.cli.errors import TfcliGroup
 from tfcli.cli.init import init
 from tfcli.cli.validate import validate
@@ -45,12 +45,16 @@ def root(
     """Run TensorForce reinforcement-learning experiments on this machine or on Google Kubernetes Engine."""
     if debug:
         os.environ["TFCLI_DEBUG"] = "1"
+    import tfcli.gke
+
+    tfcli.gke.install_prompt = pulumi.offer_install  # type: ignore[attr-defined]  # no Pulumi CLI: offer to install
 
 
 app.command("init")(init)
 app.command("validate")(validate)
 app.add_typer(experiment.app, name="experiment")
 app.add_typer(cluster.app, name="cluster")
+app.add_typer(pulumi.app, name="pulumi")
 
 
 def main() -> None:

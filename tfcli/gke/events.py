@@ -3,6 +3,12 @@
 The Automation API hands each engine event (:class:`pulumi.automation.EngineEvent`) to a callback;
 :class:`UpdateTracker` folds them into the few numbers a progress display shows, and an :class:`UpdateObserver` (the
 CLI's rich display, or nothing) is told after each one. Nothing here imports Pulumi: events are read by attribute.
+
+With Pulumi CLI 3.206 and later the SDK (3.272 here) receives the events over gRPC (``pulumi up --event-log
+tcp://127.0.0.1:PORT``, its ``pulumirpc.Events/StreamEvents`` server, a worker thread per stream) and turns each into an
+``EngineEvent`` with ``EngineEvent.from_json``; older CLIs append JSON lines to a temporary ``--event-log`` file that
+a watcher thread reads. Either way the callback runs on a thread of the SDK's, and an exception it raises is lost
+(gRPC: a warning; file: the watcher thread dies): the caller keeps its own record (``event_errors``).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ class UpdateTracker:
     running: dict[str, str] = field(default_factory=dict)  # urn -> "creating <type> <name>"
     failed: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # error diagnostics, in order
+    event_errors: list[str] = field(default_factory=list)  # events this tracker could not read (a bug, not Pulumi's)
     changes: dict[str, int] = field(default_factory=dict)  # from the summary: op -> count
     finished: bool = False
     succeeded: bool = False
@@ -67,20 +74,25 @@ class UpdateTracker:
             return next(reversed(self.running.values()), "")
 
     def on_event(self, event: Any) -> None:
-        """Fold one engine event in (called from the Automation API's event thread)."""
+        """Fold one engine event in (called from the Automation API's event thread).
+
+        ``event`` is a :class:`pulumi.automation.EngineEvent`: exactly one of its ``*_event`` attributes is set, the
+        others are None (kinds the SDK does not model, e.g. ``progressEvent``, arrive with all of them None). Its
+        attributes are read directly, never with a default, so that a misspelt name fails loudly.
+        """
         with self._lock:
-            if (pre := getattr(event, "resource_pre_event", None)) is not None:
+            if (pre := event.resource_pre_event) is not None:
                 self._started(pre.metadata)
-            elif (outputs := getattr(event, "res_outputs_event", None)) is not None:
+            elif (outputs := event.res_outputs_event) is not None:
                 self._ended(outputs.metadata.urn)
-            elif (failed := getattr(event, "res_op_failed_event", None)) is not None:
+            elif (failed := event.res_op_failed_event) is not None:
                 urn = failed.metadata.urn
                 self.failed.append(resource_label(urn, failed.metadata.type))
                 self._ended(urn)
-            elif (diagnostic := getattr(event, "diagnostic_event", None)) is not None:
+            elif (diagnostic := event.diagnostic_event) is not None:
                 if diagnostic.severity == "error" and (message := plain(diagnostic.message)):
                     self.errors.append(message)
-            elif (summary := getattr(event, "summary_event", None)) is not None:
+            elif (summary := event.summary_event) is not None:
                 self.changes = {str(getattr(op, "value", op)): count for op, count in summary.resource_changes.items()}
 
     def _started(self, metadata: Any) -> None:

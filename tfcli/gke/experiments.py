@@ -1,8 +1,10 @@
 """The GKE backend: an experiment is its Pulumi stack (``stacks/Pulumi.<name>.yaml``), its results are in GCS.
 
-- start: write the stack file (the project's GCP project and location; ``-c`` a shared cluster), ``tfcli:suspend``
-  false, the key as secret ``gcp:credentials`` when ``credentials: key-file``, then ``pulumi up`` — the cluster
-  too when it is the experiment's own;
+- start, in the order a first deploy needs: the stack file (all tfcli keys, the project's GCP project and location;
+  ``-c`` a shared cluster), ``stack init`` with its secrets provider (passphrase on self-managed backends, unless
+  ``$PULUMI_SECRETS_PROVIDER`` or the stack file names another), config (``tfcli:suspend`` false) and secrets (the
+  key as ``gcp:credentials`` when ``credentials: key-file``, a distributed run's ``tfcli:transportToken``) in one
+  ``config set-all``, then ``pulumi up`` — the cluster too when it is the experiment's own;
 - pause / resume: ``tfcli:suspend`` true / false and ``up`` (the Jobs' ``suspend``: the trainer checkpoints on
   SIGTERM and continues from it);
 - stop: checkpoint (pause) if it still trains, download, ``destroy`` (workloads, bucket and, when it is the
@@ -16,6 +18,7 @@
 from __future__ import annotations
 
 import contextlib
+import secrets
 import shutil
 import time
 from collections.abc import Callable
@@ -35,6 +38,7 @@ from tfcli.gke.stack_files import LOCATION_KEYS, SUSPEND_KEY, StackFile, experim
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
 
+TRANSPORT_TOKEN_KEY = "tfcli:transportToken"  # secret: authenticates the distributed run's workers to the learner
 POLL_SECONDS = 15.0  # how often --wait and pause read the bucket
 PAUSE_TIMEOUT = 180.0  # the Jobs give the trainer 120 s to checkpoint after SIGTERM
 FINAL = ("completed", "failed")
@@ -173,9 +177,22 @@ def start(
         experiment.write_run_record(
             {"backend": "gke", "stack": name, "shared_cluster": planned.shared_cluster, "started_at": _now()}
         )
-        stacks.set_config(stack, {SUSPEND_KEY: "false"}, secrets=stacks.credentials())
+        stacks.set_config(
+            stack, {SUSPEND_KEY: "false"}, secrets={**stacks.credentials(), **_token(project, spec, name)}
+        )
         outputs = stacks.up(stack, observer=observer, total=planned_total(planned.config, name))
     return Deployment(outputs, planned.shared_cluster, result_generation=generation)
+
+
+def _token(project: ProjectDir, spec: Any, stack: str) -> dict[str, str]:
+    """A distributed experiment's transport token, made once (a new random one) and kept as a secret in its stack
+    file, so `pulumi up -s NAME` without tfcli deploys the same one."""
+    if spec.run_mode != "distributed":
+        return {}
+    stack_file = StackFile.read(stack_path(project, stack))
+    if stack_file is not None and TRANSPORT_TOKEN_KEY in stack_file.config:
+        return {}
+    return {TRANSPORT_TOKEN_KEY: secrets.token_hex(32)}
 
 
 def _deployed(stacks: Stacks, experiment: ExperimentDir) -> StackState:
@@ -384,11 +401,11 @@ def logs_help(experiment: ExperimentDir, project: ProjectDir, *, worker: int | N
     location = outputs.get("clusterLocation", project.settings.location)
     flag = " -f" if follow else ""
     if worker is None:
-        logs = f"kubectl logs{flag} -n {namespace} job/learner"
+        logs = f"kubectl logs{flag} -n {namespace} -l app.kubernetes.io/component=learner --tail=-1"
     else:
         logs = (
-            f"kubectl logs{flag} -n {namespace} -l job-name=env-workers,"
-            f"batch.kubernetes.io/job-completion-index={worker}"
+            f"kubectl logs{flag} -n {namespace} -l app.kubernetes.io/component=env-worker,"
+            f"batch.kubernetes.io/job-completion-index={worker} --tail=-1"
         )
     return TfcliError(
         "\n".join(

@@ -1,0 +1,535 @@
+"""What no schema can see: the planned objects agree with each other, as the cluster needs them to.
+
+For every bundled experiment x run mode, on a dedicated and on a shared cluster: the env-worker DNS names the learner
+dials exist (indexed Job + headless Service), every Secret / ConfigMap / ServiceAccount a pod names exists with the
+keys it reads, the results bucket's FUSE volume works under Workload Identity, the GPU learner lands on the GPU pool
+and env workers never do, and everything fits on the nodes as shipped. Then the review findings: the Workload
+Identity binding waits for the cluster, a changed spec replaces the Jobs safely, the kubeconfig uses Application
+Default Credentials, and ``pulumi destroy`` removes the bucket only after the pods writing it are gone.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from typing import Any
+
+import pytest
+import yaml
+from infra_testkit import (
+    BUNDLED_EXPERIMENTS,
+    PROJECT,
+    RUN_MODES,
+    ZONE,
+    experiment,
+    in_mode,
+    jobs,
+    plan_for,
+    stack_config,
+)
+
+from infra import naming
+from infra.manifests import DAEMONSETS, SYSTEM_DEPLOYMENTS, build_manifests, context_for
+from infra.plan import SECRET, Plan, PlannedResource
+from infra.shapes import machine_shape
+from infra.stack_files import cluster_stack_config
+from tfcli.spec import Experiment
+from tfcli.spec.library import BUNDLED_CONFIGS
+
+GPU = "nvidia.com/gpu"
+GPU_TAINT = {"key": GPU, "value": "present", "effect": "NoSchedule"}  # what GKE puts on GPU nodes beside a CPU pool
+WRITE_ROLES = {"roles/storage.objectAdmin", "roles/storage.objectCreator", "roles/storage.objectUser"}
+CASES = [
+    pytest.param(name, mode, shared, id=f"{name}-{mode}-{'shared' if shared else 'dedicated'}")
+    for name in BUNDLED_EXPERIMENTS
+    for mode in RUN_MODES
+    for shared in (False, True)
+]
+
+
+# --- the objects and the pools ----------------------------------------------------------------------------------
+
+
+def objects_of(plan: Plan, spec: Experiment) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The planned Kubernetes objects by (kind, namespace, name); a Secret's hidden data from the same render."""
+    found = {}
+    for resource in plan.resources:
+        if resource.type.startswith("kubernetes:") and resource.type != "pulumi:providers:kubernetes":
+            obj = resource.inputs
+            found[obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]] = obj
+    rendered = build_manifests(spec, context_for(spec, project=PROJECT, location=ZONE), token="t0ken")
+    for obj in rendered:
+        if obj["kind"] == "Secret":
+            planned = found[obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"]]
+            assert planned == {**obj, "stringData": SECRET}
+            found[obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"]] = obj
+    return found
+
+
+def pool_plan(plan: Plan, spec: Experiment, shared: bool) -> Plan:
+    """The plan that declares the experiment's node pools: its own, or its shared cluster stack's (same cluster)."""
+    if not shared:
+        return plan
+    assert spec.cluster is not None
+    return plan_for(cluster_stack_config(spec.cluster, project=PROJECT, zone=ZONE), stack="shared")
+
+
+def nodes(plan: Plan) -> list[dict[str, Any]]:
+    """Every node the pools start with, as the scheduler sees it: labels (ours + GKE's), taints, capacity."""
+    pools = plan.of_type("gcp:container/nodePool:NodePool")
+    has_cpu_pool = any(not p.inputs["nodeConfig"].get("guestAccelerators") for p in pools)
+    found = []
+    for pool in pools:
+        config = pool.inputs["nodeConfig"]
+        accelerators = config.get("guestAccelerators") or []
+        labels = {**config.get("labels", {}), "cloud.google.com/gke-nodepool": pool.inputs["name"]}
+        taints = list(config.get("taints", []))
+        if accelerators:
+            labels["cloud.google.com/gke-accelerator"] = accelerators[0]["type"]
+            if has_cpu_pool:
+                taints.append(GPU_TAINT)
+        shape = machine_shape(config["machineType"])
+        assert shape is not None
+        count = pool.inputs["initialNodeCount"] * naming.zones_of(pool.inputs["location"])
+        for index in range(count):
+            found.append(
+                {
+                    "name": f"{pool.inputs['name']}-{index}",
+                    "pool": pool.inputs["name"],
+                    "labels": labels,
+                    "taints": taints,
+                    "gpus": accelerators[0]["count"] if accelerators else 0,
+                    "allocatable": gke_allocatable(shape.vcpus, shape.memory_gib),
+                }
+            )
+    return found
+
+
+def gke_allocatable(vcpus: float, memory_gib: float) -> tuple[float, float]:
+    """(millicores, MiB): GKE Standard's reservations, https://cloud.google.com/kubernetes-engine/docs/concepts/
+    plan-node-sizes — CPU 6 % / 1 % / 0.5 % x 2 / 0.25 % of the rest; memory 25 % of 4 GiB, 20 % of 4, 10 % of 8,
+    6 % of 112, 2 % of the rest; a 100 MiB eviction threshold."""
+    cpu_reserved = 0.06 * min(vcpus, 1) + 0.01 * min(max(vcpus - 1, 0), 1) + 0.005 * min(max(vcpus - 2, 0), 2)
+    cpu_reserved += 0.0025 * max(vcpus - 4, 0)
+    steps = [(4, 0.25), (4, 0.20), (8, 0.10), (112, 0.06), (math.inf, 0.02)]
+    memory_reserved, left = 0.0, memory_gib
+    for size, fraction in steps:
+        memory_reserved += min(left, size) * fraction
+        left = max(left - size, 0)
+    return (vcpus - cpu_reserved) * 1000, (memory_gib - memory_reserved) * 1024 - 100
+
+
+def schedulable(pod: dict[str, Any], node: dict[str, Any]) -> bool:
+    """Kubernetes' predicates for a pod on a node: nodeSelector, required node affinity, taints/tolerations."""
+    labels = node["labels"]
+    if any(labels.get(key) != value for key, value in pod.get("nodeSelector", {}).items()):
+        return False
+    required = pod.get("affinity", {}).get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    if required and not any(_term_matches(term, labels) for term in required["nodeSelectorTerms"]):
+        return False
+    for taint in node["taints"]:
+        if taint["effect"] in ("NoSchedule", "NoExecute") and not any(
+            _tolerates(toleration, taint) for toleration in pod.get("tolerations", [])
+        ):
+            return False
+    return True
+
+
+def _term_matches(term: dict[str, Any], labels: dict[str, str]) -> bool:
+    for expression in term.get("matchExpressions", []):
+        value, operator = labels.get(expression["key"]), expression["operator"]
+        if operator == "In" and value not in expression["values"]:
+            return False
+        if operator == "NotIn" and value in expression["values"]:
+            return False
+        if operator == "Exists" and value is None:
+            return False
+        if operator == "DoesNotExist" and value is not None:
+            return False
+    return True
+
+
+def _tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
+    if toleration.get("effect") not in (None, "", taint["effect"]):
+        return False
+    if toleration.get("operator", "Equal") == "Exists":
+        return toleration.get("key") in (None, "", taint["key"])
+    return toleration.get("key") == taint["key"] and toleration.get("value") == taint.get("value")
+
+
+def _quantity(value: str, unit: str) -> float:
+    if unit == "cpu":
+        return float(value[:-1]) if value.endswith("m") else float(value) * 1000
+    factors = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024}
+    for suffix, factor in factors.items():
+        if value.endswith(suffix):
+            return float(value[: -len(suffix)]) * factor
+    return float(value) / 2**20
+
+
+def pod_requests(template: dict[str, Any]) -> tuple[float, float, int]:
+    """(millicores, MiB, GPUs) a pod asks for: its containers' and the GCS FUSE sidecar's GKE injects."""
+    cpu = memory = 0.0
+    gpus = 0
+    for container in template["spec"]["containers"]:
+        requests = container["resources"]["requests"]
+        cpu += _quantity(requests["cpu"], "cpu")
+        memory += _quantity(requests["memory"], "memory")
+        gpus += int(requests.get(GPU, 0))
+    annotations = template["metadata"].get("annotations", {})
+    if annotations.get("gke-gcsfuse/volumes") == "true":
+        cpu += _quantity(annotations["gke-gcsfuse/cpu-request"], "cpu")
+        memory += _quantity(annotations["gke-gcsfuse/memory-request"], "memory")
+    return cpu, memory, gpus
+
+
+# --- the checks ---------------------------------------------------------------------------------------------------
+
+
+def check_worker_dns(objects: dict[tuple[str, str, str], dict[str, Any]]) -> int:
+    """The learner's ``--workers`` are indexed pods' hostnames behind a headless Service that selects them."""
+    checked = 0
+    for (kind, namespace, _), job in objects.items():
+        if kind != "Job":
+            continue
+        (container, *_) = job["spec"]["template"]["spec"]["containers"]
+        if "--workers" not in container["args"]:
+            continue
+        addresses = container["args"][container["args"].index("--workers") + 1].split(",")
+        for index, address in enumerate(addresses):
+            host, port = address.rsplit(":", 1)
+            pod_name, subdomain = host.split(".", 1)
+            assert "." not in subdomain, f"{address}: <hostname>.<subdomain> resolves in the pod's own namespace"
+            owner = next(
+                (
+                    w
+                    for (k, ns, name), w in objects.items()
+                    if k == "Job" and ns == namespace and pod_name == f"{name}-{index}"
+                ),
+                None,
+            )
+            assert owner is not None, f"{address}: no indexed Job in {namespace} has a pod named {pod_name}"
+            spec = owner["spec"]
+            assert spec["completionMode"] == "Indexed" and spec["completions"] == spec["parallelism"] == len(addresses)
+            template = spec["template"]
+            assert template["spec"]["subdomain"] == subdomain
+            service = objects.get(("Service", namespace, subdomain))
+            assert service is not None, f"{address}: no Service {subdomain} in {namespace}"
+            assert service["spec"]["clusterIP"] == "None"  # headless: per-pod DNS records
+            assert service["spec"]["selector"].items() <= template["metadata"]["labels"].items()
+            (service_port,) = [p for p in service["spec"]["ports"] if str(p["port"]) == port]
+            (worker,) = template["spec"]["containers"]
+            container_ports = {p["containerPort"] for p in worker["ports"]}
+            assert service_port["targetPort"] in container_ports
+            assert worker["args"][worker["args"].index("--port") + 1] == str(service_port["targetPort"])
+            checked += 1
+    return checked
+
+
+def check_references(objects: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+    """Every Secret / ConfigMap / ServiceAccount a pod names exists in its namespace with the keys it reads."""
+    for (kind, namespace, name), job in objects.items():
+        if kind != "Job":
+            continue
+        assert ("Namespace", "", namespace) in objects
+        pod = job["spec"]["template"]["spec"]
+        account = pod.get("serviceAccountName", "default")  # "default" exists in every namespace
+        assert account == "default" or ("ServiceAccount", namespace, account) in objects, f"{name}: {account}"
+        for container in pod["containers"]:
+            for variable in container.get("env", []):
+                source = variable.get("valueFrom", {})
+                if ref := source.get("secretKeyRef"):
+                    secret = objects[("Secret", namespace, ref["name"])]
+                    assert ref["key"] in {**secret.get("data", {}), **secret.get("stringData", {})}
+                if ref := source.get("configMapKeyRef"):
+                    assert ref["key"] in objects[("ConfigMap", namespace, ref["name"])]["data"]
+            volumes = {volume["name"]: volume for volume in pod.get("volumes", [])}
+            for mount in container.get("volumeMounts", []):
+                assert mount["name"] in volumes, f"{name}: mounts {mount['name']}, which no volume is"
+        for volume in pod.get("volumes", []):
+            if "configMap" in volume:
+                data = objects[("ConfigMap", namespace, volume["configMap"]["name"])]["data"]
+                assert {item["key"] for item in volume["configMap"].get("items", [])} <= data.keys()
+            if "secret" in volume:
+                assert ("Secret", namespace, volume["secret"]["secretName"]) in objects
+
+
+def check_results_bucket(plan: Plan, objects: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+    """FUSE volume -> annotated pod -> KSA -> Google SA that may write exactly that bucket, bound to the KSA."""
+    (bucket,) = plan.of_type("gcp:storage/bucket:Bucket")
+    accounts = {
+        naming.service_account_email(a.inputs["accountId"], a.inputs["project"]): a
+        for a in plan.of_type("gcp:serviceaccount/account:Account")
+    }
+    fuse_pods = 0
+    for (kind, namespace, _), job in objects.items():
+        if kind != "Job":
+            continue
+        template = job["spec"]["template"]
+        fuse = [
+            v
+            for v in template["spec"].get("volumes", [])
+            if v.get("csi", {}).get("driver") == "gcsfuse.csi.storage.gke.io"
+        ]
+        if not fuse:
+            continue
+        fuse_pods += 1
+        assert template["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
+        (volume,) = fuse
+        assert volume["csi"]["volumeAttributes"]["bucketName"] == bucket.inputs["name"]
+        ksa = template["spec"]["serviceAccountName"]
+        email = objects[("ServiceAccount", namespace, ksa)]["metadata"]["annotations"]["iam.gke.io/gcp-service-account"]
+        google_account = accounts[email]
+        member = f"serviceAccount:{email}"
+        grants = [
+            *plan.of_type("gcp:storage/bucketIAMMember:BucketIAMMember"),
+            *plan.of_type("gcp:storage/bucketIAMBinding:BucketIAMBinding"),
+        ]
+        writes = {
+            r.inputs["bucket"]
+            for r in grants
+            if member in (r.inputs.get("member"), *r.inputs.get("members", [])) and r.inputs["role"] in WRITE_ROLES
+        }
+        assert writes == {bucket.inputs["name"]}, "write access to exactly the experiment's bucket"
+        project_grants = [
+            *plan.of_type("gcp:projects/iAMMember:IAMMember"),
+            *plan.of_type("gcp:projects/iAMBinding:IAMBinding"),
+        ]
+        assert not [r for r in project_grants if member in (r.inputs.get("member"), *r.inputs.get("members", []))]
+        bindings = [
+            r
+            for r in plan.of_type("gcp:serviceaccount/iAMMember:IAMMember")
+            if r.inputs["role"] == "roles/iam.workloadIdentityUser"
+            and r.inputs["serviceAccountId"]
+            == google_account.inputs.get("name", f"projects/{PROJECT}/serviceAccounts/{email}")
+        ]
+        assert [b.inputs["member"] for b in bindings] == [f"serviceAccount:{PROJECT}.svc.id.goog[{namespace}/{ksa}]"]
+    assert fuse_pods == 1  # the learner
+
+
+def check_scheduling(objects: dict[tuple[str, str, str], dict[str, Any]], node_list: list[dict[str, Any]]) -> None:
+    """The GPU learner lands on the GPU pool only; env workers never can; every pod has somewhere to go."""
+    gpu_nodes = [n for n in node_list if n["gpus"]]
+    for (kind, _, name), job in objects.items():
+        if kind != "Job":
+            continue
+        template = job["spec"]["template"]
+        _, _, gpus = pod_requests(template)
+        (container, *_) = template["spec"]["containers"]
+        allowed = [n for n in node_list if schedulable(template["spec"], n)]
+        assert allowed, f"{name}: no node it can be scheduled on"
+        if gpus:
+            assert gpus == 1 and container["resources"]["limits"][GPU] == "1"
+            assert {n["pool"] for n in allowed} == {naming.LEARNER_POOL} and all(n["gpus"] for n in allowed)
+        if "env-worker" in container["args"][:1]:
+            assert not set(map(id, allowed)) & set(map(id, gpu_nodes)), f"{name} could land on a GPU node"
+
+
+def check_fit(objects: dict[tuple[str, str, str], dict[str, Any]], node_list: list[dict[str, Any]]) -> None:
+    """Learner (+ FUSE sidecar) and env workers fit on the nodes as shipped, after GKE's own pods."""
+    free = {}
+    for node in node_list:
+        cpu, memory = node["allocatable"]
+        cpu, memory = cpu - DAEMONSETS[0], memory - DAEMONSETS[1]
+        if not node["taints"]:  # kube-system's Deployments may land on any untainted node
+            cpu, memory = cpu - SYSTEM_DEPLOYMENTS[0], memory - SYSTEM_DEPLOYMENTS[1]
+        free[node["name"]] = [cpu, memory, node["gpus"]]
+    pods = []
+    for (kind, _, name), job in objects.items():
+        if kind == "Job":
+            pods += [(name, job["spec"]["template"])] * job["spec"].get("parallelism", 1)
+    pods.sort(key=lambda pod: -pod_requests(pod[1])[0])
+    for name, template in pods:
+        cpu, memory, gpus = pod_requests(template)
+        preferred = _preferred_pools(template["spec"])
+        candidates = sorted(
+            (n for n in node_list if schedulable(template["spec"], n)), key=lambda n: n["pool"] not in preferred
+        )
+        for node in candidates:
+            room = free[node["name"]]
+            if room[0] >= cpu and room[1] >= memory and room[2] >= gpus:
+                room[0], room[1], room[2] = room[0] - cpu, room[1] - memory, room[2] - gpus
+                break
+        else:
+            pytest.fail(f"{name} ({cpu:.0f}m, {memory:.0f}Mi, {gpus} GPU) fits on no node: {free}")
+
+
+def _preferred_pools(pod: dict[str, Any]) -> set[str]:
+    preferred = pod.get("affinity", {}).get("nodeAffinity", {}).get("preferredDuringSchedulingIgnoredDuringExecution")
+    pools: set[str] = set()
+    for term in preferred or []:
+        for expression in term["preference"]["matchExpressions"]:
+            if expression["key"] == naming.POOL_LABEL:
+                pools |= set(expression["values"])
+    return pools
+
+
+@pytest.mark.parametrize(("name", "mode", "shared"), CASES)
+def test_the_planned_objects_agree_with_each_other(name: str, mode: str, shared: bool) -> None:
+    spec = in_mode(name, mode)
+    plan = plan_for(stack_config(spec, shared=shared))
+    objects = objects_of(plan, spec)
+    assert check_worker_dns(objects) == (spec.num_workers if mode == "distributed" else 0)
+    check_references(objects)
+    check_results_bucket(plan, objects)
+    node_list = nodes(pool_plan(plan, spec, shared))
+    check_scheduling(objects, node_list)
+    check_fit(objects, node_list)
+
+
+@pytest.mark.parametrize("name", BUNDLED_EXPERIMENTS)
+def test_every_bundled_experiment_fits_its_cluster_as_shipped(name: str) -> None:
+    spec = experiment(name)  # its own run mode and num_workers: cartpole-ppo's 16 environments, SI's 4 workers
+    plan = plan_for(stack_config(spec))
+    check_fit(objects_of(plan, spec), nodes(plan))
+
+
+@pytest.mark.parametrize("cluster", sorted(p.stem for p in (BUNDLED_CONFIGS / "clusters").iterdir()))
+def test_a_distributed_run_fits_every_bundled_cluster(cluster: str) -> None:
+    spec = experiment("cartpole-ppo", cluster=cluster, run_mode="distributed", num_workers=7)
+    plan = plan_for(stack_config(spec))
+    objects = objects_of(plan, spec)
+    check_scheduling(objects, nodes(plan))
+    check_fit(objects, nodes(plan))
+
+
+def test_the_checks_catch_what_they_check() -> None:
+    spec = in_mode("space-invaders-dqn", "distributed")
+    plan = plan_for(stack_config(spec))
+
+    def broken(change: Any) -> dict[tuple[str, str, str], dict[str, Any]]:
+        objects = copy.deepcopy(objects_of(plan, spec))
+        change(objects)
+        return objects
+
+    def job(objects: dict[Any, Any], role: str) -> dict[str, Any]:
+        return next(o for (k, _, n), o in objects.items() if k == "Job" and n.startswith(role + "-"))
+
+    def no_subdomain(objects: dict[Any, Any]) -> None:
+        job(objects, "env-workers")["spec"]["template"]["spec"]["subdomain"] = "workers"
+
+    with pytest.raises(AssertionError):
+        check_worker_dns(broken(no_subdomain))
+
+    def wrong_key(objects: dict[Any, Any]) -> None:
+        (container,) = job(objects, "learner")["spec"]["template"]["spec"]["containers"]
+        container["env"][-1]["valueFrom"]["secretKeyRef"]["key"] = "tokn"
+
+    with pytest.raises(AssertionError):
+        check_references(broken(wrong_key))
+
+    def no_annotation(objects: dict[Any, Any]) -> None:
+        del job(objects, "learner")["spec"]["template"]["metadata"]["annotations"]["gke-gcsfuse/volumes"]
+
+    with pytest.raises(KeyError):
+        check_results_bucket(plan, broken(no_annotation))
+
+    def no_toleration(objects: dict[Any, Any]) -> None:
+        del job(objects, "learner")["spec"]["template"]["spec"]["tolerations"]
+
+    with pytest.raises(AssertionError, match="no node"):
+        check_scheduling(broken(no_toleration), nodes(plan))
+
+    def tolerant_workers(objects: dict[Any, Any]) -> None:
+        pod = job(objects, "env-workers")["spec"]["template"]["spec"]
+        pod["tolerations"] = [{"operator": "Exists"}]
+        del pod["nodeSelector"]
+
+    with pytest.raises(AssertionError, match="GPU node"):
+        check_scheduling(broken(tolerant_workers), nodes(plan))
+
+    # cartpole-ppo (16 environments on one e2-standard-8) as it was sized before: vCPUs - 1, the sidecar not counted.
+    cartpole = experiment("cartpole-ppo")
+    cartpole_plan = plan_for(stack_config(cartpole))
+    objects = copy.deepcopy(objects_of(cartpole_plan, cartpole))
+    (container,) = job(objects, "learner")["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["requests"]["cpu"] == "6760m"
+    container["resources"]["requests"]["cpu"] = "7000m"
+    with pytest.raises(pytest.fail.Exception, match="fits on no node"):
+        check_fit(objects, nodes(cartpole_plan))
+
+
+# --- review findings ------------------------------------------------------------------------------------------------
+
+
+def test_the_workload_identity_binding_waits_for_the_cluster_that_creates_the_pool() -> None:
+    spec = experiment("space-invaders-dqn")
+    plan = plan_for(stack_config(spec))
+    binding = plan.named(f"{spec.name}-workload-identity")
+    assert f"{spec.name}-cluster" in binding.depends_on  # "Identity Pool does not exist" on a project's first up
+    assert f"{spec.name}-cluster" not in plan.named(f"{spec.name}-bucket").dependencies  # explicit, not incidental
+    shared = plan_for(stack_config(spec, shared=True))
+    assert not shared.of_type("gcp:container/cluster:Cluster")  # the shared stack's cluster made the pool already
+
+
+def _job_names(plan: Plan) -> dict[str, str]:
+    return {role: job.inputs["metadata"]["name"] for role, job in jobs(plan).items()}
+
+
+def test_a_changed_spec_or_worker_count_replaces_the_jobs_under_new_names_old_first() -> None:
+    base = experiment("space-invaders-dqn")
+    before = plan_for(stack_config(base))
+    for change in ({"total_timesteps": 2_000_000}, {"num_workers": 5}):
+        after = plan_for(stack_config(experiment("space-invaders-dqn", **change)))
+        old, new = _job_names(before), _job_names(after)
+        assert old.keys() == new.keys() == {"learner", "env-workers"}
+        for role in old:
+            assert old[role] != new[role], f"{change}: {role} keeps its name, so its replacement meets the old Job"
+            # The same Pulumi resource (a replacement, not an addition), deleted before its successor is created.
+            previous, job = jobs(before)[role], jobs(after)[role]
+            assert previous.name == job.name and job.options["deleteBeforeReplace"]
+        objects = objects_of(after, experiment("space-invaders-dqn", **change))
+        assert check_worker_dns(objects) == (change.get("num_workers") or base.num_workers)
+    paused = plan_for(stack_config(base, **{"tfcli:suspend": True}))
+    assert _job_names(paused) == _job_names(before)  # pausing is no new Job
+    retagged = plan_for(stack_config(base, **{"tfcli:image": "ghcr.io/me/trainer:dev"}))
+    assert _job_names(retagged)["learner"] != _job_names(before)["learner"]  # a new image is a new template too
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["dedicated", "shared"])
+def test_the_kubeconfig_authenticates_with_application_default_credentials(shared: bool) -> None:
+    spec = experiment("space-invaders-dqn")
+    plan = plan_for(stack_config(spec, shared=shared))
+    for text in (plan.named(f"{spec.name}-k8s").inputs["kubeconfig"], plan.outputs["kubeconfig"]):
+        (user,) = yaml.safe_load(text)["users"]
+        assert user["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
+        assert user["user"]["exec"]["args"] == ["--use_application_default_credentials"]
+
+
+def _reaches(plan: Plan, start: PlannedResource, target: str) -> bool:
+    by_name = {r.name: r for r in plan.resources}
+    seen, stack = set(), [start.name]
+    while stack:
+        name = stack.pop()
+        if name == target:
+            return True
+        if name not in seen and name in by_name:
+            seen.add(name)
+            stack += list(by_name[name].dependencies)
+    return False
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["dedicated", "shared"])
+def test_destroy_deletes_the_bucket_only_after_the_pods_writing_it_are_gone(shared: bool) -> None:
+    spec = experiment("space-invaders-dqn")
+    plan = plan_for(stack_config(spec, shared=shared))
+    namespace = plan.named(f"{spec.name}-namespace")
+    bucket = plan.named(f"{spec.name}-bucket")
+    # Destroy runs in reverse dependency order: Jobs, then the namespace — awaited (no skipAwait), so until its pods,
+    # the learner writing its SIGTERM checkpoint through FUSE among them, are gone — and only then bucket and binding.
+    assert {bucket.name, f"{spec.name}-writer-access"} <= set(namespace.depends_on)
+    assert "pulumi.com/skipAwait" not in namespace.inputs["metadata"].get("annotations", {})
+    for job in jobs(plan).values():
+        assert namespace.name in job.dependencies
+    assert bucket.inputs["forceDestroy"] is True  # what is left in it goes with it (stop downloads first)
+    assert _reaches(plan, namespace, bucket.name)
+
+
+def test_worker_addresses_are_short_enough_for_dns() -> None:
+    spec = experiment("space-invaders-dqn", num_workers=64)
+    objects = build_manifests(spec, context_for(spec, project=PROJECT, location=ZONE), token="t")
+    learner = objects[-1]["spec"]["template"]["spec"]["containers"][0]["args"]
+    for address in learner[learner.index("--workers") + 1].split(","):
+        hostname = address.split(".", 1)[0]
+        assert re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", hostname)  # an RFC 1123 label, as pods need
