@@ -19,3 +19,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "stacks").mkdir()
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project made by ``tfcli init lab`` (the bundled config library copied in), made the cwd."""
+    from typer.testing import CliRunner
+
+    from tfcli.cli.app import app
+
+    result = CliRunner().invoke(app, ["init", str(tmp_path / "lab")])
+    assert result.exit_code == 0, result.output
+    monkeypatch.chdir(tmp_path / "lab")
+    return tmp_path / "lab"

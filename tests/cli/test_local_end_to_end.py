@@ -10,7 +10,6 @@ import json
 import time
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from tfcli.cli.app import app
@@ -37,14 +36,6 @@ def wait_for(predicate, timeout: float = 180.0, what: str = "condition") -> None
             return
         time.sleep(0.5)
     raise AssertionError(f"timed out waiting for {what}")
-
-
-@pytest.fixture
-def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    code, _, stderr = invoke("init", str(tmp_path / "lab"))
-    assert code == 0, stderr
-    monkeypatch.chdir(tmp_path / "lab")
-    return tmp_path / "lab"
 
 
 def test_new_start_wait_list_plot(lab: Path) -> None:

@@ -60,12 +60,26 @@ def pairs() -> list[tuple[str, str]]:
     return [(agent, environment) for agent in bundled("agents") for environment in bundled("environments")]
 
 
-def matrix_spec(agent: str, environment: str, run_mode: str, *, timesteps: int = 240) -> dict[str, Any]:
+# On images the bundled agents' `auto` networks are two stride-1 conv2d layers of 64 filters over 84x84 frames (for
+# the policy and again for a baseline or critic): an update costs seconds per sample batch on a laptop CPU. So image
+# cases get a budget of 32 timesteps (4 episodes of 8 steps), in which ppo (every 2 episodes), a2c (every 32
+# timesteps) and dqn-visual (from 32 timesteps) update; vpg and trpo (10-episode batches) and dqn (64-sample batches)
+# do not, but their update graphs are still built (TensorForce traces them at the first observe), and their updates
+# run on the vector levels.
+NO_UPDATE_ON_IMAGES = {"vpg", "trpo", "dqn"}
+EPISODE_STEPS = 8  # episodes cut at 8 agent steps, so episode-batch agents update within a tiny budget
+
+
+def expects_update(agent: str, environment: str) -> bool:
+    return not (ENVIRONMENTS[environment]["images"] and agent in NO_UPDATE_ON_IMAGES)
+
+
+def matrix_spec(agent: str, environment: str, run_mode: str) -> dict[str, Any]:
     """A bundled agent on a bundled environment with a tiny budget that still reaches a first update.
 
-    Episodes are cut at 8 agent steps so that agents updating per batch of episodes (ppo 16, vpg and trpo 10)
-    update within the budget, and DQN's replay starts after one batch instead of 1,000 / 10,000 timesteps; the
-    agents' own networks, optimizers and all other arguments are the bundled ones.
+    Episodes are cut at :data:`EPISODE_STEPS` agent steps so that agents updating per batch of episodes update
+    within the budget, and DQN's replay starts after one batch instead of 1,000 / 10,000 timesteps; the agents' own
+    networks, optimizers and all other arguments are the bundled ones.
     """
     agent_spec: Any = agent
     if agent in DISCRETE_ONLY_AGENTS:
@@ -76,8 +90,8 @@ def matrix_spec(agent: str, environment: str, run_mode: str, *, timesteps: int =
         "environment": environment,
         "agent": agent_spec,
         "run_mode": run_mode,
-        "total_timesteps": timesteps,
-        "max_timesteps_per_episode": 8,
+        "total_timesteps": 32 if ENVIRONMENTS[environment]["images"] else 240,
+        "max_timesteps_per_episode": EPISODE_STEPS,
         "seed": 7,
         "saver_frequency": "100000t",
         "summary_frequency": "600s",

@@ -26,14 +26,6 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-@pytest.fixture
-def lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    code, _, stderr = invoke("init", str(tmp_path / "lab"))
-    assert code == 0, stderr
-    monkeypatch.chdir(tmp_path / "lab")
-    return tmp_path / "lab"
-
-
 def status(name: str) -> dict[str, object]:
     code, stdout, stderr = invoke("experiment", "status", "-e", name, "--json")
     assert code == 0, stderr
@@ -63,6 +55,8 @@ def test_bundled_experiment_trains_with_start_local(spec: str, run_mode: str | N
     assert f"{name} completed: {BUDGET[spec]:,} timesteps" in stdout
     shown = status(name)
     assert shown["state"] == "completed", shown
+    code, text, _ = invoke("experiment", "status", "-e", name)
+    assert code == 0 and f"{BUDGET[spec]:,} timesteps" in text and "timesteps/s)" in text, text
     result = json.loads((lab / "experiments" / name / "results" / "result.json").read_text())
     assert result["status"] == "completed" and result["timesteps"] == BUDGET[spec]
     assert (lab / "experiments" / name / "results" / "learning_curve.png").stat().st_size > 0

@@ -247,7 +247,11 @@ def status(experiment: Name, as_json: Json = False) -> None:
     if current.mean_return is not None:
         out().print(f"  mean return (last 100 episodes): {current.mean_return:.1f}")
     if current.wall_seconds:
-        out().print(f"  wall time: {current.wall_seconds:.1f} s")
+        speed = current.timesteps_per_second
+        rate = (
+            f" ({speed:,.0f} timesteps/s{', recent episodes' if current.state == 'running' else ''})" if speed else ""
+        )
+        out().print(f"  wall time: {current.wall_seconds:.1f} s{rate}")
     if current.pid:
         out().print(f"  process: {current.pid}")
     if current.detail:

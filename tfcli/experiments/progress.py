@@ -20,6 +20,8 @@ class ProgressReader:
     episodes: int = 0
     timesteps: int = 0
     returns: deque[float] = field(default_factory=lambda: deque(maxlen=MEAN_WINDOW))
+    # (timesteps, wall seconds) at the ends of the last episodes: the run's recent speed
+    clock: deque[tuple[int, float]] = field(default_factory=lambda: deque(maxlen=MEAN_WINDOW))
 
     def read(self) -> list[dict[str, Any]]:
         """The episodes finished since the last call."""
@@ -46,7 +48,22 @@ class ProgressReader:
             self.timesteps = max(self.timesteps, int(record.get("timesteps", self.timesteps)))
             if "return" in record:
                 self.returns.append(float(record["return"]))
+            if "wall_seconds" in record and "timesteps" in record:
+                self.clock.append((int(record["timesteps"]), float(record["wall_seconds"])))
         return records
+
+    @property
+    def wall_seconds(self) -> float | None:
+        """Training time at the end of the last finished episode."""
+        return self.clock[-1][1] if self.clock else None
+
+    @property
+    def timesteps_per_second(self) -> float | None:
+        """The speed over the last episodes (up to 100): what the run does now, after warm-up and replay start."""
+        if len(self.clock) < 2:
+            return None
+        (t0, w0), (t1, w1) = self.clock[0], self.clock[-1]
+        return (t1 - t0) / (w1 - w0) if w1 > w0 and t1 > t0 else None
 
     @property
     def mean_return(self) -> float | None:

@@ -136,6 +136,7 @@ def statuses(store: ExperimentStore) -> list[Status]:
                 progress=None,
                 mean_return=None,
                 wall_seconds=None,
+                timesteps_per_second=None,
                 pid=None,
                 detail=error.message.splitlines()[0],
             )

@@ -44,6 +44,7 @@ class Status:
     progress: float | None
     mean_return: float | None
     wall_seconds: float | None
+    timesteps_per_second: float | None  # the trainer's: the whole run once ended, the last episodes while running
     pid: int | None
     detail: str
 
@@ -90,7 +91,8 @@ def status_from(
         budget=budget_text(spec),
         progress=min(1.0, max(done)) if done else None,
         mean_return=None if mean is None else float(mean),
-        wall_seconds=result.get("wall_seconds") if final else None,
+        wall_seconds=result.get("wall_seconds") if final else reader.wall_seconds,
+        timesteps_per_second=result.get("timesteps_per_second") if final else reader.timesteps_per_second,
         pid=pid,
         detail=detail,
     )
