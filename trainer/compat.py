@@ -40,6 +40,7 @@ import sys
 import types
 from typing import Any
 
+log = logging.getLogger(__name__)
 _applied = False
 
 
@@ -145,6 +146,7 @@ def _write_buffers_in_place(tf: types.ModuleType) -> None:
     proxy = _TensorFlowWithInPlaceScatter(tf)
     for module_name in _COPYING_MODULES:
         module = importlib.import_module(module_name)
-        if module.tf is not tf:  # TensorForce changed how it imports TensorFlow: the test for this patch fails
-            raise RuntimeError(f"{module_name}.tf is not the tensorflow module")
-        module.tf = proxy
+        if getattr(module, "tf", None) is not tf:  # TensorForce changed how it imports TensorFlow: leave it
+            log.warning("%s no longer imports tensorflow as tf; its buffers are written by copying", module_name)
+            continue
+        setattr(module, "tf", proxy)  # noqa: B010 - the module's global name, as TensorForce's code reads it
