@@ -10,23 +10,9 @@ import json
 import time
 from pathlib import Path
 
-from typer.testing import CliRunner
+from cli_kit import invoke, status
 
-from tfcli.cli.app import app
-
-runner = CliRunner()
 BUDGET = 600
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def status(name: str) -> dict[str, object]:
-    code, stdout, stderr = invoke("experiment", "status", "-e", name, "--json")
-    assert code == 0, stderr
-    return dict(json.loads(stdout))
 
 
 def wait_for(predicate, timeout: float = 180.0, what: str = "condition") -> None:  # type: ignore[no-untyped-def]

@@ -12,24 +12,10 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_kit import invoke, status
 from journey_kit import bundled
-from typer.testing import CliRunner
 
-from tfcli.cli.app import app
-
-runner = CliRunner()
 BUDGET = {"cartpole-ppo": 400, "space-invaders-dqn": 120}
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def status(name: str) -> dict[str, object]:
-    code, stdout, stderr = invoke("experiment", "status", "-e", name, "--json")
-    assert code == 0, stderr
-    return dict(json.loads(stdout))
 
 
 def test_every_bundled_experiment_is_covered() -> None:

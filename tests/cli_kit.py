@@ -1,0 +1,24 @@
+"""The CLI as a user runs it, for the tests that walk whole journeys (``tests/cli``, ``tests/journeys``)."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from tfcli.cli.app import app
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    """``tfcli ARGS...``: the exit code, stdout and stderr."""
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def status(name: str) -> dict[str, object]:
+    """``tfcli experiment status -e NAME --json``, which must succeed."""
+    code, stdout, stderr = invoke("experiment", "status", "-e", name, "--json")
+    assert code == 0, stderr
+    return dict(json.loads(stdout))
