@@ -71,3 +71,36 @@ def test_an_agent_limit_shorter_than_the_environments_is_refused(cartpole: Gymna
     # The environment would run past it, and TensorForce would fail in the middle of an episode.
     with pytest.raises(ValueError, match="same limit"):
         agent_arguments(AgentSpec(agent="ppo", batch_size=4), environment=cartpole, max_episode_timesteps=100)
+
+
+@pytest.mark.parametrize(
+    ("agent", "extra", "every"),
+    [
+        ("dqn", {"memory": 1000, "batch_size": 32, "update_frequency": 4}, 4),
+        ("dqn", {"memory": 1000, "batch_size": 32}, 8),  # TensorForce's default: a quarter of batch_size
+        ("a2c", {"batch_size": 16}, 16),
+        ("ppo", {"batch_size": 4}, None),  # updates per batch of episodes: observing per episode is right
+    ],
+)
+def test_shared_agents_observe_on_their_update_schedule(
+    agent: str, extra: dict[str, object], every: int | None, cartpole: GymnasiumAdapter
+) -> None:
+    spec = AgentSpec(agent=agent, **extra)
+    shared = agent_arguments(spec, environment=cartpole, max_episode_timesteps=None, parallel_interactions=4)
+    assert shared.get("config", {}).get("buffer_observe") == every
+    alone = agent_arguments(spec, environment=cartpole, max_episode_timesteps=None, parallel_interactions=1)
+    assert "config" not in alone  # one environment: TensorForce's own default already follows the schedule
+
+
+def test_a_dqn_shared_by_environments_updates_every_few_timesteps_not_once_per_episode(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from trainer_testkit import cartpole as cartpole_experiment
+
+    from trainer.config import RunConfig
+    from trainer.run import run
+
+    agent = {"agent": "dqn", "memory": 2000, "batch_size": 16, "update_frequency": 4, "start_updating": 64,
+             "network": [{"type": "dense", "size": 16, "activation": "tanh"}]}  # fmt: skip
+    experiment = cartpole_experiment(agent=agent, run_mode="multi-threaded", num_workers=2, total_timesteps=600)
+    result = run(RunConfig(experiment, output=tmp_path, environments="in-process", progress_bar=False))
+    # one update per 4 timesteps after the first 64 is ~134; once per episode (TensorForce's default) would be ~30
+    assert result.status == "completed" and result.updates >= 100, result.updates
