@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -11,6 +12,7 @@ from tfcli.cli.app import app
 from tfcli.spec.library import BUNDLED_CONFIGS
 
 runner = CliRunner()
+pytestmark = pytest.mark.usefixtures("release_memory")  # validate builds agents in this process
 BUNDLED = sorted(str(p) for p in BUNDLED_CONFIGS.glob("*/*.yaml") if p.parent.name in ("experiments", "clusters"))
 
 

@@ -83,8 +83,9 @@ def matrix_spec(agent: str, environment: str, run_mode: str) -> dict[str, Any]:
     """
     agent_spec: Any = agent
     if agent in DISCRETE_ONLY_AGENTS:
+        # replay from the first batch on, in a memory sized to the budget (10,000 Atari frames are 1.1 GB)
         data = json.loads((BUNDLED_CONFIGS / "agents" / f"{agent}.json").read_text())
-        agent_spec = {**data, "start_updating": data["batch_size"]}
+        agent_spec = {**data, "start_updating": data["batch_size"], "memory": min(data["memory"], 1000)}
     spec: dict[str, Any] = {
         "name": f"m-{agent}-{environment}"[:40].rstrip("-"),
         "environment": environment,
