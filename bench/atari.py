@@ -424,32 +424,42 @@ def expected_updates(spec: dict[str, Any], timesteps: int) -> int:
     return max(0, (timesteps - start) // frequency)
 
 
-def update_notes(spec: dict[str, Any], runs: list[tuple[str, int, int]]) -> list[str]:
-    """What the measured update counts say, per run: (label, timesteps, updates)."""
+def update_notes(spec: dict[str, Any], runs: list[tuple[str, int, int, int | None]]) -> list[str]:
+    """What the measured update counts say, per run: (label, timesteps, updates, first episode's end timestep)."""
     agent = spec["agent"]
     start = int(agent.get("start_updating") or 0)
+    frequency = agent.get("update_frequency")
     notes = []
-    for label, timesteps, updates in runs:
+    for label, timesteps, updates, first in runs:
         expected = expected_updates(spec, timesteps)
-        if timesteps <= start and updates > 0:
+        if updates > 0 and updates > expected * 1.1:
             notes.append(
-                f"{label}: {updates:,} updates in {timesteps:,} steps although start_updating is {start:,}: "
+                f"{label}: {updates:,} updates, more than the {expected:,} that start_updating={start:,} implies: "
                 "TensorForce 0.6.5 drops start_updating once the first episode has ended "
                 "(core/models/tensorforce.py: start = where(episodes > 0, 0, start + 2 * horizon))"
             )
-        elif expected and updates < expected / 2:
+        if not isinstance(frequency, int) or frequency <= 0 or first is None or timesteps - first < 100 * frequency:
+            continue
+        scheduled = (timesteps - first) // frequency  # one every update_frequency from the first episode's end
+        if updates < scheduled / 10:
             notes.append(
-                f"{label}: {updates:,} updates where one every {agent.get('update_frequency')} steps would give "
-                f"{expected:,}: with parallel_interactions > 1 TensorForce 0.6.5 defaults config.buffer_observe to "
-                "'episode' (agents/tensorforce.py), so the model observes, and updates at most once, per finished "
-                "episode"
+                f"{label}: {updates:,} updates where one every {frequency} steps from the first episode's end would "
+                f"give {scheduled:,}: with parallel_interactions > 1 TensorForce 0.6.5 defaults config.buffer_observe "
+                "to 'episode', so the model observes, and updates at most once, per finished episode"
             )
-        elif expected and updates > expected * 1.1:
+        elif updates < 0.9 * scheduled:
             notes.append(
-                f"{label}: {updates:,} updates, more than the {expected:,} that start_updating={start:,} implies: "
-                "TensorForce 0.6.5 drops start_updating once the first episode has ended"
+                f"{label}: {updates:,} updates, {updates / scheduled:.0%} of one every {frequency} steps from the "
+                f"first episode's end ({scheduled:,}): TensorForce counts timesteps when it acts and checks for one "
+                "update per observe call, so environments whose observe calls fall on the same timestep share one"
             )
     return notes
+
+
+def update_counts(label: str, run: Run) -> tuple[str, int, int, int | None]:
+    result, lines = run.result(), run.progress()
+    first = int(lines[0]["timesteps"]) if lines else None
+    return label, int(result.get("timesteps", 0)), int(result.get("updates", 0)), first
 
 
 def curve_rows(run: Run, budget: int) -> tuple[list[list[str]], int]:
@@ -533,14 +543,14 @@ def main() -> None:
         tfcli(project, "init", str(project), "-n", "bench-atari")
         if modes:
             rows = []
-            measured: list[tuple[str, int, int]] = []
+            measured: list[tuple[str, int, int, int | None]] = []
             for mode in modes:
                 name = f"si-{mode}"
                 new_experiment(project, name, args.mode_timesteps, args.seed, MODES[mode], agent)
                 print(f"  running {mode}, {args.mode_timesteps:,} timesteps ...", file=sys.stderr, flush=True)
                 run = start_and_wait(Run(name, project, args.mode_timesteps))
                 rows.append(mode_row(mode, run))
-                measured.append((mode, int(run.result().get("timesteps", 0)), int(run.result().get("updates", 0))))
+                measured.append(update_counts(mode, run))
             start_updating = run.spec()["agent"].get("start_updating")
             print(f"\n1. Agent steps per second, {args.mode_timesteps:,} agent steps per run mode")
             table(
@@ -619,7 +629,7 @@ def main() -> None:
                 "return on SpaceInvaders (dqn.gin, sticky actions) — only the 1M- and 10M-frame points are quoted; "
                 f"random: uniform random policy, DQN Nature paper ({RANDOM_SCORE:.0f})."
             )
-            for note in update_notes(spec, [("curve", int(result.get("timesteps", 0)), int(result.get("updates", 0)))]):
+            for note in update_notes(spec, [update_counts("curve", curve)]):
                 print(f"  ! {note}")
             print("\n3. Settings behind the gap (ours: the resolved spec; Dopamine: dqn.gin)")
             table(["setting", "ours (space-invaders-dqn)", "Dopamine DQN"], settings_rows(spec), left=3)
