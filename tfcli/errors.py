@@ -40,3 +40,7 @@ class InvalidInput(TfcliError):
     def __init__(self, problems: Iterable[str] | str, *, hint: str | None = None) -> None:
         self.problems = [problems] if isinstance(problems, str) else list(problems)
         super().__init__("\n".join(self.problems), hint=hint)
+
+    def in_file(self, shown: str) -> InvalidInput:
+        """The same problems, each prefixed with the spec file they were found in (``<file>: <field>: ...``)."""
+        return InvalidInput([f"{shown}: {problem}" for problem in self.problems], hint=self.hint)

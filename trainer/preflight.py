@@ -159,7 +159,7 @@ def preflight(experiment: Experiment) -> Preflight:
         if problems:
             raise InvalidInput(problems)
         observation = environment.reset()
-        _build_and_step(experiment, environment, limit, observation)
+        _build_and_step(experiment, recipe, environment, limit, observation)
     finally:
         environment.close()
     return Preflight(
@@ -200,7 +200,9 @@ class _Specs:
         return self._limit
 
 
-def _build_and_step(experiment: Experiment, environment: Any, limit: int | None, observation: Any) -> None:
+def _build_and_step(
+    experiment: Experiment, recipe: EnvironmentRecipe, environment: Any, limit: int | None, observation: Any
+) -> None:
     """The agent as ``trainer.run`` builds it, then one act / step / observe through the loop's own acting."""
     from trainer.acting import acting_for
     from trainer.agents import build_agent  # imports TensorFlow
@@ -219,7 +221,7 @@ def _build_and_step(experiment: Experiment, environment: Any, limit: int | None,
         acting.start_episode(0)
         try:
             (action,) = acting.act([0], [observation])
-            step = EnvironmentRecipe.of(experiment).step(environment, action)
+            step = recipe.step(environment, action)
             acting.observe([0], [step.terminal], [step.reward])
         except Exception as error:
             raise InvalidInput(

@@ -37,11 +37,6 @@ from trainer.state import RunState
 log = logging.getLogger(__name__)
 
 
-def _on_spec(config: RunConfig, error: InvalidInput) -> InvalidInput:
-    """Name the spec file in problems found while building (``<file>: agent: ...``), as validation does."""
-    return InvalidInput([f"{config.spec_name}: {problem}" for problem in error.problems], hint=error.hint)
-
-
 def _error_text(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
@@ -68,7 +63,7 @@ def run(config: RunConfig) -> Result:
             ready_pool = pool
             agent, checkpoint = store.resume(lambda: _make_agent(config, ready_pool))
         except InvalidInput as error:
-            raise _on_spec(config, error) from error
+            raise error.in_file(config.spec_name) from error  # as validation names it
         if checkpoint is not None:
             kept = rewind(output / PROGRESS, checkpoint.state["episodes"])
             state = RunState.resumed(checkpoint.state, [episode.episode_return for episode in kept])

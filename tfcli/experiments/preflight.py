@@ -19,6 +19,6 @@ def build_experiment(experiment: Experiment, *, shown: str) -> str:
     try:
         return preflight(experiment).describe()
     except InvalidInput as error:
-        raise InvalidInput([f"{shown}: {problem}" for problem in error.problems], hint=error.hint) from error
+        raise error.in_file(shown) from error
     except TfcliError as error:  # e.g. a level that needs a package that is not installed
-        raise InvalidInput([f"{shown}: {line}" for line in error.lines()]) from error
+        raise InvalidInput(error.lines()).in_file(shown) from error
