@@ -27,7 +27,8 @@ every act and observe copied gigabytes: 31 agent steps/s instead of 150+. In the
 ``assign`` of that marker does the in-place ``scatter_nd_update`` instead (same result and return type; anything
 else passes through untouched).
 
-This is the only module that patches TensorForce; ``tests/trainer/test_compat.py`` builds a real PPO agent, runs an
+This is the only module that patches TensorForce (``trainer/checkpoints.py`` only leaves its episode buffers out
+of a save, for the time of the save); ``tests/trainer/test_compat.py`` builds a real PPO agent, runs an
 update and restores a saved checkpoint, so the day this stops working a test fails rather than a user's run.
 """
 
