@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from trainer_testkit import TINY_PPO, read_progress
+from trainer_testkit import cartpole as cartpole_experiment
 
 from tfcli.errors import InvalidInput
 from tfcli.spec.agent import AgentSpec, NetworkSpec
 from tfcli.spec.environment import GymnasiumEnvironment
-from trainer.agents import agent_arguments, build_agent
+from trainer.agents import EXECUTION_CONFIG, agent_arguments, build_agent
+from trainer.config import RunConfig
 from trainer.environments import GymnasiumAdapter, make_environment
+from trainer.run import run
 
 MLP = NetworkSpec.model_validate([{"type": "dense", "size": 32, "activation": "tanh"}])
 
@@ -104,3 +109,40 @@ def test_a_dqn_shared_by_environments_updates_every_few_timesteps_not_once_per_e
     result = run(RunConfig(experiment, output=tmp_path, environments="in-process", progress_bar=False))
     # one update per 4 timesteps after the first 64 is ~134; once per episode (TensorForce's default) would be ~30
     assert result.status == "completed" and result.updates >= 100, result.updates
+
+
+def test_the_trainer_builds_agents_without_tensorforces_input_assertions_and_action_masks(
+    cartpole: GymnasiumAdapter, release_memory: None
+) -> None:
+    agent = build_agent(AgentSpec(agent="ppo", batch_size=2), environment=cartpole, max_episode_timesteps=None)
+    try:
+        assert (agent.config.create_tf_assertions, agent.config.enable_int_action_masking) == (False, False)
+    finally:
+        agent.close()
+    own = AgentSpec(agent="ppo", batch_size=2, config={"create_tf_assertions": True})  # an agent file's own wins
+    agent = build_agent(own, environment=cartpole, max_episode_timesteps=None)
+    try:
+        assert (agent.config.create_tf_assertions, agent.config.enable_int_action_masking) == (True, False)
+    finally:
+        agent.close()
+
+
+def test_the_execution_settings_change_how_fast_the_agent_runs_not_what_it_learns(
+    tmp_path: Path, release_memory: None
+) -> None:
+    """The same seeded run, with the trainer's execution settings and with TensorForce's defaults: the same episodes,
+    step for step, and the same number of updates."""
+    defaults = {key: not value for key, value in EXECUTION_CONFIG.items()}  # TensorForce's own defaults
+    assert defaults == {"create_tf_assertions": True, "enable_int_action_masking": True}
+    runs = []
+    for name, config in (("trainer", {}), ("tensorforce", defaults)):
+        agent = {**TINY_PPO, "config": config} if config else TINY_PPO
+        experiment = cartpole_experiment(agent=agent, run_mode="multi-threaded", num_workers=2, total_timesteps=300)
+        result = run(RunConfig(experiment=experiment, output=tmp_path / name, agent_summaries=False))
+        runs.append((result.updates, read_progress(tmp_path / name)))
+    (updates, episodes), (default_updates, default_episodes) = runs
+    assert updates == default_updates >= 2
+    drop = ("wall_seconds",)
+    assert [{k: v for k, v in e.items() if k not in drop} for e in episodes] == [
+        {k: v for k, v in e.items() if k not in drop} for e in default_episodes
+    ]
