@@ -1,14 +1,19 @@
-"""An environment worker: one environment served to one learner over the trainer's transport (distributed mode).
+"""An environment worker: the environments of one env-worker process served to one learner (distributed mode).
 
 ``python -m trainer env-worker --spec SPEC --port PORT [--host HOST]`` calls :func:`serve`. The process imports
-gymnasium, never TensorFlow (unless the spec names one of TensorForce's own environments).
+gymnasium, never TensorFlow (unless the spec names one of TensorForce's own environments). It steps the
+experiment's ``environments_per_worker`` environments (E): environment ``k`` of worker ``i`` is the run's
+environment ``i * E + k``, seeded as that environment of a multi-threaded run is. Several environments per worker
+let one message carry several steps, so the learner acts for more environments per round trip and per batched act.
 
 Requests and replies are msgpack lists (numpy arrays ride as raw buffers, see :mod:`trainer.transport`)::
 
-    ["hello"]                 -> ["ok", {"states", "actions", "max_episode_timesteps", "repeat_actions", ...}]
-    ["reset"]                 -> ["ok", states]
-    ["step", action]          -> ["ok", [states, terminal, reward]]   (one agent step: repeat_actions times,
-                                                                       rewards summed, stopping at a terminal)
+    ["hello"]                 -> ["ok", {"states", "actions", "max_episode_timesteps", "repeat_actions",
+                                         "environments", ...}]
+    ["reset", [k, ...]]       -> ["ok", [states, ...]]                  (a new episode in each environment k)
+    ["step", [[k, action], ...]]
+                              -> ["ok", [[states, terminal, reward], ...]]  (one agent step each: repeat_actions
+                                                                       times, rewards summed, stopping at a terminal)
     ["close", stop_worker]    -> ["ok", null], then the connection ends (and the worker too when stop_worker)
 
 An environment that raises answers ``["error", message]`` and keeps the connection. A learner that disconnects
@@ -71,40 +76,67 @@ def _stop_on_signals() -> Iterator[None]:
             signal.signal(signum, before)
 
 
-class _Environment:
-    """The served environment (made and stepped as every pool does, see EnvironmentRecipe) and its episode."""
+class _Environments:
+    """The served environments (made and stepped as every pool does, see EnvironmentRecipe) and their episodes."""
 
     def __init__(self, experiment: Experiment, worker_index: int) -> None:
         self.recipe = EnvironmentRecipe.of(experiment)
         self.worker_index = worker_index
-        self.env = self.recipe.make(worker_index)
-        self.in_episode = False
+        count = experiment.environments_per_worker
+        self.envs: list[Any] = []
+        try:
+            for slot in range(count):
+                self.envs.append(self.recipe.make(worker_index * count + slot))
+        except BaseException:
+            self.close()
+            raise
+        self.in_episode = [False] * count
 
     def hello(self) -> dict[str, Any]:
+        first = self.envs[0]
         return {
-            "states": self.env.states(),
-            "actions": self.env.actions(),
-            "max_episode_timesteps": self.recipe.agent_limit(self.env),
+            "states": first.states(),
+            "actions": first.actions(),
+            "max_episode_timesteps": self.recipe.agent_limit(first),
             "repeat_actions": self.recipe.repeat_actions,
+            "environments": len(self.envs),
             "worker_index": self.worker_index,
         }
 
-    def reset(self) -> Any:
-        self.in_episode = False
-        states = self.env.reset()
-        self.in_episode = True
+    def _slot(self, slot: Any) -> int:
+        if isinstance(slot, bool) or not isinstance(slot, int) or not 0 <= slot < len(self.envs):
+            raise ValueError(f"no environment {slot!r} here (this worker has {len(self.envs)})")
+        return slot
+
+    def reset(self, slots: list[Any]) -> list[Any]:
+        states = []
+        for slot in map(self._slot, slots):
+            self.in_episode[slot] = False
+            states.append(self.envs[slot].reset())
+            self.in_episode[slot] = True
         return states
 
-    def step(self, action: Any) -> list[Any]:
-        if not self.in_episode:
-            raise RuntimeError("step before reset (or after the episode ended): reset first")
-        self.in_episode = False  # until the step went through
-        step = self.recipe.step(self.env, action)
-        self.in_episode = step.terminal == RUNNING
-        return [step.states, step.terminal, step.reward]
+    def step(self, actions: list[Any]) -> list[list[Any]]:
+        replies = []
+        for slot, action in actions:
+            slot = self._slot(slot)
+            if not self.in_episode[slot]:
+                raise RuntimeError(f"environment {slot}: step before reset (or after the episode ended): reset first")
+            self.in_episode[slot] = False  # until the step went through
+            step = self.recipe.step(self.envs[slot], action)
+            self.in_episode[slot] = step.terminal == RUNNING
+            replies.append([step.states, step.terminal, step.reward])
+        return replies
+
+    def restart_episodes(self) -> None:
+        self.in_episode = [False] * len(self.envs)
+
+    def close(self) -> None:
+        while self.envs:
+            self.envs.pop().close()
 
 
-def _answer(environment: _Environment, request: Any) -> tuple[list[Any], str | None]:
+def _answer(environments: _Environments, request: Any) -> tuple[list[Any], str | None]:
     """The reply to one request and what to do after sending it: None, "close" or "stop"."""
     if not (isinstance(request, list) and request and isinstance(request[0], str)):
         raise ValueError("a request must be a list [operation, ...]")
@@ -113,18 +145,20 @@ def _answer(environment: _Environment, request: Any) -> tuple[list[Any], str | N
         return ["ok", None], ("stop" if arguments and arguments[0] is True else "close")
     try:
         if operation == "hello":
-            return ["ok", environment.hello()], None
-        if operation == "reset":
-            return ["ok", environment.reset()], None
-        if operation == "step" and len(arguments) == 1:
-            return ["ok", environment.step(arguments[0])], None
+            return ["ok", environments.hello()], None
+        if operation == "reset" and len(arguments) == 1 and isinstance(arguments[0], list):
+            return ["ok", environments.reset(arguments[0])], None
+        if operation == "step" and len(arguments) == 1 and isinstance(arguments[0], list):
+            if not all(isinstance(pair, list) and len(pair) == 2 for pair in arguments[0]):
+                raise ValueError("a step request is a list of [environment, action] pairs")
+            return ["ok", environments.step(arguments[0])], None
     except Exception as error:  # the environment's own failure: tell the learner, keep serving
         log.exception("env-worker: %s failed", operation)
         return ["error", f"{operation} failed: {type(error).__name__}: {error}"], None
     return ["error", f"unknown request {operation!r} with {len(arguments)} argument(s)"], None
 
 
-def _serve_forever(server: Server, environment: _Environment) -> None:
+def _serve_forever(server: Server, environments: _Environments) -> None:
     """Serve learners until one says the run is over (returns); a signal ends it by raising ``_Terminated``."""
     active: Connection | None = None
     try:
@@ -137,12 +171,12 @@ def _serve_forever(server: Server, environment: _Environment) -> None:
                 else:
                     log.info("env-worker: learner connected from %s", connection.peer)
                 active, readable = connection, False
-                environment.in_episode = False  # a new connection starts fresh episodes
+                environments.restart_episodes()  # a new connection starts fresh episodes
             if active is None or not readable:
                 continue
             try:
                 request = active.recv()
-                reply, then = _answer(environment, request)
+                reply, then = _answer(environments, request)
                 active.send(reply)
             except ConnectionClosed:
                 log.info("env-worker: learner %s disconnected; waiting for the next connection", active.peer)
@@ -191,16 +225,16 @@ def serve(
                 if worker_index is None:
                     index = os.environ.get("JOB_COMPLETION_INDEX", "")
                     worker_index = int(index) if index.isdigit() else server.address[1]
-                environment = _Environment(experiment, worker_index)
+                environments = _Environments(experiment, worker_index)
                 try:
                     bound_host, bound_port = server.address
                     print(f"env-worker listening on {bound_host}:{bound_port}", flush=True)
                     if ready is not None:
                         ready(bound_host, bound_port)
-                    _serve_forever(server, environment)
+                    _serve_forever(server, environments)
                     run_over = True  # a signal during the clean-up below does not change that
                 finally:
-                    environment.env.close()
+                    environments.close()
             finally:
                 server.close()
         except _Terminated as signalled:

@@ -140,6 +140,8 @@ def test_syntax_errors_name_file_and_line(project: Path) -> None:
         ({"repeat_actions": 0}, "repeat_actions", "greater than or equal to 1"),
         ({"name": "My_Exp"}, "name", "for example 'my-exp'"),
         ({"seed": "abc"}, "seed", "valid integer"),
+        ({"environments_per_worker": 2}, "environments_per_worker", "only a distributed run has environment workers"),
+        ({"run_mode": "distributed", "environments_per_worker": 0}, "environments_per_worker", "greater than or"),
         (
             {"cluster": {"name": "c", "machine_type": "n1-standard-4", "gpus_per_node": 1, "gpu_type": "k80"}},
             "cluster.gpu_type",
@@ -151,6 +153,13 @@ def test_cross_field_and_range_rules(project: Path, change: dict[str, object], f
     data = {key: value for key, value in {**MINIMAL, **change}.items() if value is not None}
     found = problems_for(project, data)
     assert any(line.startswith(f"exp.yaml: {field}: ") and words in line for line in found), found
+
+
+def test_environments_count_workers_times_environments_per_worker_in_distributed_runs(project: Path) -> None:
+    write(project / "exp.yaml", {**MINIMAL, "run_mode": "distributed", "num_workers": 3, "environments_per_worker": 4})
+    assert load_experiment("exp.yaml").spec.num_environments == 12
+    write(project / "exp.yaml", {**MINIMAL, "run_mode": "multi-threaded", "num_workers": 3})
+    assert load_experiment("exp.yaml").spec.num_environments == 3
 
 
 def test_not_a_mapping(project: Path) -> None:

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from trainer_testkit import (
     complete_checkpoints,
     finish,
@@ -92,10 +93,17 @@ def test_sigterm_checkpoints_pauses_with_exit_143_and_the_checkpoint_resumes(tmp
     assert result["episodes"] == len(read_progress(output)) > paused["episodes"]
 
 
+@pytest.mark.parametrize("per_worker", [1, 3])
 def test_a_distributed_run_trains_over_env_worker_processes_that_exit_when_it_completes(
-    tmp_path: Path, spec_file: Any
+    tmp_path: Path, spec_file: Any, per_worker: int
 ) -> None:
-    path = spec_file(run_mode="distributed", num_workers=2, total_timesteps=401, saver_frequency="200t")
+    path = spec_file(
+        run_mode="distributed",
+        num_workers=2,
+        environments_per_worker=per_worker,
+        total_timesteps=401,
+        saver_frequency="200t",
+    )
     ports = [free_port(), free_port()]
     workers = [
         trainer_process(
@@ -115,7 +123,8 @@ def test_a_distributed_run_trains_over_env_worker_processes_that_exit_when_it_co
         )
         result = run(config)
         assert (result.status, result.timesteps) == ("completed", 401)
-        assert {line["worker"] for line in read_progress(tmp_path / "out")} == {0, 1}
+        # every environment of every worker finished episodes: index i is environment i % E of worker i // E
+        assert {line["worker"] for line in read_progress(tmp_path / "out")} == set(range(2 * per_worker))
         assert [worker.wait(timeout=15) for worker in workers] == [0, 0]  # told to stop: their Job completes
     finally:
         for worker in workers:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from trainer_testkit import ROOT, free_port
 
-from tfcli.errors import TfcliError
+from tfcli.errors import InvalidInput, TfcliError
 from tfcli.spec import Experiment
 from trainer.pools.base import RUNNING, TERMINATED, TRUNCATED
 from trainer.pools.recipe import EnvironmentRecipe
@@ -141,6 +141,57 @@ def test_two_workers_step_in_parallel_with_repeated_actions(start_worker: Callab
         returncode, modules = worker.finish()
         assert returncode == 0
         assert modules == {"tensorflow": False, "tensorforce": False}
+
+
+def test_workers_with_several_environments_serve_the_runs_environments_in_order(
+    start_worker: Callable[..., Worker],
+) -> None:
+    """environments_per_worker 3: pool index i is environment i % 3 of worker i // 3, seeded as environment i of a
+    multi-threaded run; one message per worker carries all of its steps; a lost worker aborts all of its indices."""
+    experiment = cartpole(environments_per_worker=3, max_timesteps_per_episode=1000)
+    assert experiment.num_environments == 6
+    workers = [start_worker(experiment, index) for index in range(2)]
+    pool = RemotePool(
+        [("127.0.0.1", w.port) for w in workers], token=TOKEN, max_backoff=0.2, io_timeout=10, startup_timeout=60
+    )
+    assert pool.size == 6
+    first = pool.reset([5, 0, 3, 1, 4, 2])
+    for position, index in enumerate([5, 0, 3, 1, 4, 2]):
+        np.testing.assert_array_equal(first[position], local_episode(experiment, index, [])[0][0])
+
+    actions = [index % 2 for index in range(6)]
+    steps = pool.step(list(range(6)), actions)
+    for index, step in enumerate(steps):
+        _, (states, terminal, reward) = local_episode(experiment, index, [actions[index]])[:2]
+        np.testing.assert_array_equal(step.states, states)
+        assert (step.terminal, step.reward, step.aborted) == (terminal, reward, False)
+    only_some = pool.step([4, 1], [0, 0])  # a subset, across both workers
+    assert [step.aborted for step in only_some] == [False, False]
+
+    workers[0].process.send_signal(signal.SIGKILL)
+    workers[0].process.wait(10)
+    steps = pool.step([0, 2, 3, 5], [0, 0, 0, 0])
+    assert [step.aborted for step in steps] == [True, True, False, False]
+    lost, kept = pool.reset([1, 4])
+    assert lost is None and kept.shape == (4,)
+    pool.close(stop_workers=True)
+    assert workers[1].finish()[0] == 0
+
+
+def test_workers_serving_another_number_of_environments_than_the_spec_are_refused(
+    start_worker: Callable[..., Worker],
+) -> None:
+    from trainer.pools.factory import make_pool
+
+    workers = [start_worker(cartpole(), index) for index in range(2)]
+    for worker in workers:
+        worker.wait_ready()
+    learner = cartpole(environments_per_worker=2)
+    with pytest.raises(
+        InvalidInput,
+        match="environments_per_worker: this run has 2 environment\\(s\\) per worker, its env-workers serve 1",
+    ):
+        make_pool(learner, workers=[("127.0.0.1", w.port) for w in workers], token=TOKEN)
 
 
 def test_a_killed_worker_aborts_only_its_index_and_is_taken_back_when_restarted(

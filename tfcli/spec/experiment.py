@@ -39,6 +39,7 @@ class Experiment(StrictModel):
     debug_logging: bool = False
     run_mode: RunMode = "single"
     num_workers: int = Field(default=3, ge=0, le=1024)
+    environments_per_worker: int = Field(default=1, ge=1, le=256)
     num_parameter_servers: int = Field(default=1, ge=0)
     saver_frequency: Frequency | None = None
     summary_frequency: SummaryFrequency | None = None
@@ -66,6 +67,14 @@ class Experiment(StrictModel):
             problems.append(
                 (("num_workers",), f"run_mode {self.run_mode} needs num_workers >= 1 ({what}), got {self.num_workers}")
             )
+        if self.environments_per_worker > 1 and self.run_mode != "distributed":
+            problems.append(
+                (
+                    ("environments_per_worker",),
+                    f"only a distributed run has environment workers (this run_mode is {self.run_mode}): "
+                    "set num_workers to the number of environments instead",
+                )
+            )
         raise_problems("Experiment", problems)
         mode = "distributed" if self.run_mode == "distributed" else "other"
         if self.saver_frequency is None:
@@ -76,5 +85,8 @@ class Experiment(StrictModel):
 
     @property
     def num_environments(self) -> int:
-        """How many environments step at once: 1 in single mode, ``num_workers`` otherwise."""
-        return 1 if self.run_mode == "single" else self.num_workers
+        """How many environments step at once: 1 in single mode, ``num_workers`` in multi-threaded mode and
+        ``num_workers * environments_per_worker`` in distributed mode."""
+        if self.run_mode == "single":
+            return 1
+        return self.num_workers * (self.environments_per_worker if self.run_mode == "distributed" else 1)

@@ -114,7 +114,14 @@ def make_pool(
                 f"--workers: run_mode distributed with num_workers={experiment.num_workers} needs that many "
                 f"HOST:PORT addresses, got {len(workers)}"
             )
-        return _remote(workers, token)
+        pool = _remote(workers, token)
+        if pool.size != experiment.num_environments:
+            pool.close()
+            raise InvalidInput(
+                f"environments_per_worker: this run has {experiment.environments_per_worker} environment(s) per "
+                f"worker, its env-workers serve {pool.size // len(workers)}: start them with the same spec"
+            )
+        return pool
     recipe = EnvironmentRecipe.of(experiment)
     if mode == "single":
         return LocalPool(recipe, 1)

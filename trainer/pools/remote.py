@@ -1,8 +1,11 @@
-"""A pool of remote environments: one env-worker process per index, over the trainer's transport.
+"""A pool of remote environments: env-worker processes, each serving E environments, over the trainer's transport.
 
-``step`` and ``reset`` send every request first and then gather the replies, so the workers step in parallel and
-the learner pays one round trip per call, not one per worker. A worker that dies, or whose connection breaks or
-times out, costs only its own index: its step comes back aborted, ``reset`` answers None for it, and a background
+Index ``i`` of the pool is environment ``i % E`` of worker ``i // E`` (E, the experiment's
+``environments_per_worker``, is what every worker's hello says). ``step`` and ``reset`` send one request per worker
+(carrying all of its environments that take part) first and then gather the replies, so the workers step in
+parallel and the learner pays one round trip per call, not one per worker or environment. A worker that dies, or
+whose connection breaks or times out, costs only its own indices: their steps come back aborted, ``reset`` answers
+None for them, and a background
 thread reconnects with exponential backoff (re-resolving the host each time, as a restarted pod has a new
 address); ``reset`` takes the new connection up once it is there. The other workers keep going throughout.
 """
@@ -28,7 +31,7 @@ log = logging.getLogger(__name__)
 
 ABORTED = Step(states=None, terminal=TRUNCATED, reward=0.0, aborted=True)
 _FIRST_RETRY = 0.05  # seconds before the first reconnection attempt; doubles up to max_backoff
-_SPEC_KEYS = ("states", "actions", "max_episode_timesteps", "repeat_actions")
+_SPEC_KEYS = ("states", "actions", "max_episode_timesteps", "repeat_actions", "environments")
 _LOST = object()
 
 
@@ -41,6 +44,10 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
+
+
+def _is_answer(reply: Any, kind: str) -> bool:
+    return isinstance(reply, list) and len(reply) == 2 and reply[0] == kind
 
 
 @dataclass(eq=False)
@@ -164,7 +171,7 @@ class RemotePool:
             try:
                 connection.send(["hello"])
                 hello = connection.recv()
-                if not (isinstance(hello, list) and len(hello) == 2 and hello[0] == "ok"):
+                if not _is_answer(hello, "ok"):
                     raise TransportError(f"unexpected answer to hello: {str(hello)[:200]}")
                 connection.timeout = self._io_timeout
             except TransportError as error:
@@ -215,8 +222,13 @@ class RemotePool:
     # -- the pool ---------------------------------------------------------------------------------------------------
 
     @property
+    def per_worker(self) -> int:
+        """Environments per worker (E), as the workers said."""
+        return int(self._hello.get("environments", 1))
+
+    @property
     def size(self) -> int:
-        return len(self._workers)
+        return len(self._workers) * self.per_worker
 
     def states(self) -> dict[str, Any]:
         return dict(self._hello["states"])
@@ -228,21 +240,26 @@ class RemotePool:
         limit = self._hello.get("max_episode_timesteps")
         return None if limit is None else int(limit)
 
-    def _exchange(self, indices: Sequence[int], requests: Sequence[list[Any]]) -> list[Any]:
-        """Send every request, then gather every reply; ``_LOST`` for a worker that is not (or no longer) there."""
-        replies: list[Any] = [_LOST] * len(indices)
-        sent: list[tuple[int, _Worker]] = []
+    def _exchange(self, operation: str, indices: Sequence[int], payloads: Sequence[Any]) -> list[Any]:
+        """Send each worker one ``[operation, [its payloads]]`` request, then gather the replies, one answer per
+        index; ``_LOST`` for the indices of a worker that is not (or no longer) there."""
+        per_worker = self.per_worker
+        groups: dict[int, list[int]] = {}  # worker -> positions in ``indices``
         for k, index in enumerate(indices):
-            worker = self._workers[index]
+            groups.setdefault(index // per_worker, []).append(k)
+        replies: list[Any] = [_LOST] * len(indices)
+        sent: list[tuple[list[int], _Worker]] = []
+        for number, positions in groups.items():
+            worker = self._workers[number]
             if worker.connection is None:
                 continue
             try:
-                worker.connection.send(requests[k])
-                sent.append((k, worker))
+                worker.connection.send([operation, [payloads[k] for k in positions]])
+                sent.append((positions, worker))
             except TransportError as error:
                 self._lose(worker, error)
         errors = []
-        for k, worker in sent:
+        for positions, worker in sent:
             connection = worker.connection
             if connection is None:
                 continue
@@ -251,9 +268,10 @@ class RemotePool:
             except TransportError as error:
                 self._lose(worker, error)
                 continue
-            if isinstance(reply, list) and len(reply) == 2 and reply[0] == "ok":
-                replies[k] = reply[1]
-            elif isinstance(reply, list) and len(reply) == 2 and reply[0] == "error":
+            if _is_answer(reply, "ok") and isinstance(reply[1], list) and len(reply[1]) == len(positions):
+                for k, answer in zip(positions, reply[1], strict=True):
+                    replies[k] = answer
+            elif _is_answer(reply, "error"):
                 errors.append(f"{worker.name}: {reply[1]}")
             else:
                 self._lose(worker, f"unexpected reply {str(reply)[:200]}")
@@ -262,24 +280,27 @@ class RemotePool:
         return replies
 
     def reset(self, indices: Sequence[int]) -> list[Any | None]:
-        for index in indices:
-            worker = self._workers[index]
+        for number in {index // self.per_worker for index in indices}:
+            worker = self._workers[number]
             if worker.connection is None and worker.ready is not None:
                 self._take_ready(worker)
-        replies = self._exchange(indices, [["reset"]] * len(indices))
+        replies = self._exchange("reset", indices, [index % self.per_worker for index in indices])
         return [None if reply is _LOST else reply for reply in replies]
 
     def step(self, indices: Sequence[int], actions: Sequence[Any]) -> list[Step]:
-        replies = self._exchange(indices, [["step", action] for action in actions])
+        per_worker = self.per_worker
+        payloads = [[index % per_worker, action] for index, action in zip(indices, actions, strict=True)]
+        replies = self._exchange("step", indices, payloads)
         steps = []
+        lost: set[int] = set()
         for index, reply in zip(indices, replies, strict=True):
-            if reply is _LOST:
+            if reply is _LOST or index // per_worker in lost:
                 steps.append(ABORTED)
             elif isinstance(reply, list) and len(reply) == 3:
                 steps.append(Step(states=reply[0], terminal=int(reply[1]), reward=float(reply[2])))
             else:
-                worker = self._workers[index]
-                self._lose(worker, f"unexpected step reply {str(reply)[:200]}")
+                lost.add(index // per_worker)
+                self._lose(self._workers[index // per_worker], f"unexpected step reply {str(reply)[:200]}")
                 steps.append(ABORTED)
         return steps
 
