@@ -10,6 +10,8 @@ line to turn into a message and an exit code.
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from typing import Any
 
@@ -56,6 +58,8 @@ def run(config: RunConfig) -> Result:
     pool: EnvironmentPool | None = None
     agent: Any = None
     result: Result | None = None
+    if experiment.run_mode == "distributed":
+        _import_tensorflow_meanwhile()
     try:
         try:
             pool = make_pool(experiment, environments=config.environments, workers=config.workers, token=config.token)
@@ -117,6 +121,25 @@ def run(config: RunConfig) -> Result:
     assert result is not None
     _finish(config, result)
     return result
+
+
+def _import_tensorflow_meanwhile() -> None:
+    """Import TensorFlow in a background thread while the pool connects to its env-workers.
+
+    A distributed learner cannot build its agent before the workers answer (the agent needs their specs), and the
+    workers start as the learner does: importing TensorFlow (~2 s) meanwhile takes it off the path to the first
+    timestep. Only TensorFlow: TensorForce's import patches msgpack, which the transport is using at that moment
+    (``trainer.compat`` undoes the patch once TensorForce is in).
+    """
+
+    def load() -> None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        try:
+            import tensorflow  # noqa: F401
+        except Exception as error:  # the main thread's own import reports it properly
+            log.debug("importing TensorFlow in the background failed: %s", error)
+
+    threading.Thread(target=load, name="import-tensorflow", daemon=True).start()
 
 
 def _make_agent(config: RunConfig, pool: EnvironmentPool) -> Any:

@@ -28,17 +28,6 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_listening(port: int, process: subprocess.Popen[bytes], timeout: float) -> None:
-    """Block until an env-worker accepts connections (or died, or ``timeout`` passed)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-
-
 def learner_command(spec: Path, results: Path, ports: list[int]) -> list[str]:
     command = [sys.executable, "-m", "trainer", "run", "--spec", str(spec), "--output", str(results)]
     if ports:
@@ -107,8 +96,8 @@ def supervise(root: Path) -> int:
                     )
                 )
                 ports.append(port)
-            for port, worker in zip(ports, workers, strict=True):
-                wait_listening(port, worker, timeout=60)
+            # The learner starts at once: it connects to each worker as soon as that one listens (retrying until
+            # then), and imports TensorFlow meanwhile, so the workers' start-up overlaps its own.
         if stopping:
             return 143
         learner = subprocess.Popen(learner_command(experiment.spec_file, experiment.results, ports), env=env)
