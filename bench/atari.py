@@ -48,6 +48,8 @@ from typing import Any
 
 import yaml
 
+from bench.processes import descendants, memory_available, rss_bytes
+
 EXPERIMENT = "space-invaders-dqn"
 ENVIRONMENTS = 4
 MODES: dict[str, list[str]] = {
@@ -106,42 +108,6 @@ def read_progress(results: Path) -> list[dict[str, Any]]:
     return lines
 
 
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(parent, []).append(int(entry))
-    found, stack = [], [root]
-    while stack:
-        pid = stack.pop()
-        found.append(pid)
-        stack.extend(children.get(pid, []))
-    return found
-
-
-def _rss_bytes(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def memory_available() -> int:
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
 @dataclass
 class Run:
     """One ``tfcli experiment start --local`` to its end."""
@@ -192,7 +158,7 @@ def start_and_wait(run: Run, *, minutes: float | None = None, report: bool = Fal
         reported = started
         try:
             while process.poll() is None:
-                sizes = [_rss_bytes(pid) for pid in _descendants(process.pid)]
+                sizes = [rss_bytes(pid) for pid in descendants(process.pid)]
                 run.peak_rss_total = max(run.peak_rss_total, sum(sizes))
                 run.peak_rss_largest = max(run.peak_rss_largest, max(sizes, default=0))
                 run.loads.append(os.getloadavg()[0])

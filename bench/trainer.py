@@ -1,32 +1,38 @@
-"""This trainer next to TensorForce 0.6.5's ``tensorforce.execution.Runner``, and the bundled cartpole-ppo's solve time.
+"""This trainer beside TensorForce 0.6.5's ``tensorforce.execution.Runner``: whole processes, as a user waits for them.
 
-One table, every row measured in this run on this machine:
+One table, every row measured in this run on this machine, ``--runs`` times each, the two sides alternating:
 
 - (a) single: ``python -m trainer run`` (run_mode single) vs ``Runner(environment=...)``.
-- (b) 4 environments: run_mode multi-threaded, 4 environments (``--environments auto``: in-process for CartPole)
-  vs ``Runner(environments=[4], num_parallel=4)`` with ``run(batch_agent_calls=True)``.
-- (c) distributed: 4 ``python -m trainer env-worker`` processes on 127.0.0.1 and the learner
-  (``run --workers``) vs ``Runner(environments=[4], remote="multiprocessing")`` with ``run()``'s defaults (one
-  agent call per environment, as TensorForce documents the mode).
-- (d) the bundled cartpole-ppo experiment, as ``tfcli experiment start -f cartpole-ppo --local`` runs it, per seed:
-  wall seconds until the mean return of 20 consecutive episodes reaches 475, from the trainer's process start and
-  from its first timestep (``progress.jsonl``'s ``wall_seconds``). The run is stopped once solved.
+- (b) multi-threaded, 4 environments (``--environments auto``: in-process for CartPole) vs
+  ``Runner(environments=[4], num_parallel=4)`` with ``run(batch_agent_calls=True)``.
+- (c) distributed, 4 ``python -m trainer env-worker`` processes on 127.0.0.1 and the learner, started together as
+  ``tfcli experiment start --local`` starts them, vs ``Runner(environments=[4], remote="multiprocessing")`` with
+  ``run()``'s defaults (one agent call per environment, as TensorForce documents the mode): once with one
+  environment per worker (the same environments as the Runner) and once with ``environments_per_worker: 4``.
+- (e) Space Invaders (the bundled ``space-invaders-dqn``), distributed over 4 env-workers vs multi-threaded with 4
+  environments (subprocesses, as ``auto`` picks for Atari): this trainer against itself, since the Runner cannot
+  share a DQN between parallel Atari environments (no episode limit is registered for ALE levels).
 
-Fairness: both sides get the same agent (the bundled cartpole-ppo's ppo agent and mlp2 network, built by
-``trainer.agents.agent_arguments``), the same seeds (the agent's ``config.seed``; environment ``i`` seeded with
-``seed + i`` through ``trainer.pools.recipe``), the same timestep budget, the same episode limit, the trainer's
-gymnasium adapter (wrapped as a ``tensorforce.Environment`` for the Runner; TensorForce's own gym wrapper is
-broken) and ``trainer.compat.apply()``. Every measurement runs in a fresh process. The trainer runs as users run
-it: its progress log, TensorBoard summaries and checkpoints on; the Runner without its tqdm bar.
+Columns: "whole s" is the wall time from the first process start to the last exit (imports, agent build, env-worker
+start, training, the final checkpoint, learning curve and shutdown), min and median over the runs; the ratio is the
+peer's median over ours (> 1: we are faster). "steady t/s" leaves TensorFlow's warm-up out on both sides: timesteps
+per second between the finished episode nearest 20% of the budget and the last finished one (median). "memory" is
+the peak of the summed proportional set size (PSS) of every process of the run (learner, env-workers, Runner and its
+children), sampled every 0.2 s; the goal is at most 1.5x the peer's.
 
-Rates: "steady" (what the goals are judged on) leaves TensorFlow's warm-up out on both sides: timesteps per second
-between the finished episode nearest 20% of the budget and the last finished one (by then the act and update
-graphs are traced). "with warm-up" counts from the first timestep to the last finished episode, the tracing of
-the first act and the first update included on both sides. Process start, imports and agent construction are in
-neither (they are in the solve times of (d)).
+Fairness: both sides get the same agent (the bundled experiment's agent and network, built by
+``trainer.agents.agent_arguments``), the same seed (the agent's ``config.seed``; environment ``i`` seeded with
+``seed + i`` through ``trainer.pools.recipe``), the same timestep budget and episode limit, the trainer's gymnasium
+adapter (wrapped as a ``tensorforce.Environment`` for the Runner; TensorForce's own gym wrapper is broken) and
+``trainer.compat.apply()`` (what TensorForce needs to run on TensorFlow 2.12). What the trainer does on top (its
+execution settings ``trainer.agents.EXECUTION_CONFIG``, its shutdown, several environments per env-worker) is the
+trainer's. Every measurement runs in fresh processes. The trainer runs as users run it: its progress log,
+TensorBoard summaries (its own and the agent's), checkpoints and learning curve on; the Runner without its tqdm bar.
+Time to solve CartPole beside stable-baselines3 is ``bench/solve.py``.
 
-Run: ``uv run python -m bench.trainer [--budget TIMESTEPS] [--seeds 1,2,3]`` (about 2.5 minutes on a 2-core machine
-with the defaults). The machine's load average is printed: other work on the machine slows both sides alike.
+Run: ``uv run python -m bench.trainer [--budget TIMESTEPS] [--runs N] [--seed S] [--atari-timesteps N]
+[--cases a,b,c,e]`` (about 10 minutes on a 2-core machine with the defaults). The machine's load average is
+printed: other work on the machine slows both sides alike, and the runs alternate so that it falls on both.
 """
 
 from __future__ import annotations
@@ -40,41 +46,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.processes import PeakMemory
+
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENT = "cartpole-ppo"
+ATARI = "space-invaders-dqn"
 ENVIRONMENTS = 4
 SOLVED_RETURN = 475.0
 SOLVED_EPISODES = 20
 STEADY_FROM = 0.2  # the steady rate starts at the episode nearest this fraction of the budget
-SB3_SOLVE_SECONDS = 7.0  # stable-baselines3 PPO with rl-zoo3's tuned CartPole settings, on this machine
-SOLVE_GOAL_SECONDS = 30.0
-SINGLE_GOAL = 0.95
-PARALLEL_GOAL = 0.95
-DISTRIBUTED_GOAL = 4.5
-
-# (label, trainer overrides, trainer's --environments, Runner mode, goal)
-CASES: list[tuple[str, dict[str, Any], str, str, float]] = [
-    ("(a) single", {"run_mode": "single"}, "auto", "single", SINGLE_GOAL),
-    (
-        f"(b) {ENVIRONMENTS} envs, batched act",
-        {"run_mode": "multi-threaded", "num_workers": ENVIRONMENTS},
-        "auto",
-        "parallel",
-        PARALLEL_GOAL,
-    ),
-    (
-        f"(c) distributed, {ENVIRONMENTS} env procs",
-        {"run_mode": "distributed", "num_workers": ENVIRONMENTS},
-        "auto",
-        "multiprocessing",
-        DISTRIBUTED_GOAL,
-    ),
-]
+MEMORY_GOAL = 1.5  # at most this many times the peer's peak memory
 
 
 @dataclass(frozen=True)
@@ -82,10 +67,6 @@ class Timeline:
     """Finished episodes of one run: (timesteps so far, seconds since the first timestep, return)."""
 
     episodes: list[tuple[int, float, float]]
-
-    def rate_with_warmup(self) -> float:
-        timesteps, seconds, _ = self.episodes[-1]
-        return timesteps / seconds
 
     def steady_rate(self, budget: int) -> float:
         start = min(self.episodes, key=lambda episode: abs(episode[0] - STEADY_FROM * budget))
@@ -99,19 +80,72 @@ class Timeline:
         return sum(returns) / len(returns)
 
 
+@dataclass(frozen=True)
+class Measurement:
+    """One whole run: wall seconds from the first process start to the last exit, its episodes, its peak memory."""
+
+    seconds: float
+    timeline: Timeline
+    peak_memory: int  # bytes: summed PSS of the run's processes
+
+
+@dataclass(frozen=True)
+class Case:
+    """A row: ours (``experiment`` with ``overrides``) against the Runner in ``runner`` mode, or against another run
+    of ours (``versus``: overrides) when the Runner has no counterpart."""
+
+    key: str
+    label: str
+    experiment: str
+    overrides: dict[str, Any]
+    runner: str | None = None
+    versus: dict[str, Any] | None = None
+    versus_label: str = "Runner"
+    whole_goal: float | None = None
+    steady_goal: float | None = None
+
+
+def cases(atari_timesteps: int) -> list[Case]:
+    mt = {"run_mode": "multi-threaded", "num_workers": ENVIRONMENTS}
+    distributed = {"run_mode": "distributed", "num_workers": ENVIRONMENTS}
+    return [
+        Case("a", "(a) single", EXPERIMENT, {"run_mode": "single"}, runner="single", whole_goal=1.0),
+        Case("b", f"(b) multi-threaded, {ENVIRONMENTS} envs", EXPERIMENT, mt, runner="parallel", whole_goal=1.0),
+        Case("c", f"(c) distributed, {ENVIRONMENTS} env-workers", EXPERIMENT, distributed, runner="multiprocessing"),
+        Case(
+            "c",
+            f"(c') distributed, {ENVIRONMENTS} env-workers x 4 envs",
+            EXPERIMENT,
+            {**distributed, "environments_per_worker": 4},
+            runner="multiprocessing",
+            steady_goal=4.5,
+        ),
+        Case(
+            "e",
+            f"(e) {ATARI}: distributed vs multi-threaded, {ENVIRONMENTS} each",
+            ATARI,
+            {**distributed, "total_timesteps": atari_timesteps},
+            versus={**mt, "total_timesteps": atari_timesteps},
+            versus_label="ours, multi-threaded",
+            whole_goal=1.0,
+            steady_goal=1.0,
+        ),
+    ]
+
+
 # ----------------------------------------------------------------------------------------------------- the spec
 
 
-def experiment_data(**overrides: Any) -> dict[str, Any]:
-    """The bundled experiment, fully resolved, with ``overrides`` (what ``tfcli experiment new`` would write)."""
+def experiment_data(experiment: str = EXPERIMENT, **overrides: Any) -> dict[str, Any]:
+    """A bundled experiment, fully resolved, with ``overrides`` (what ``tfcli experiment new`` would write)."""
     from tfcli.spec import load_experiment, to_data
 
-    return to_data(load_experiment(EXPERIMENT, overrides=overrides).spec)
+    return to_data(load_experiment(experiment, overrides=overrides).spec)
 
 
-def write_spec(folder: Path, **overrides: Any) -> Path:
+def write_spec(folder: Path, experiment: str = EXPERIMENT, **overrides: Any) -> Path:
     path = folder / "experiment.json"
-    path.write_text(json.dumps(experiment_data(**overrides)))
+    path.write_text(json.dumps(experiment_data(experiment, **overrides)))
     return path
 
 
@@ -123,8 +157,9 @@ def _environment() -> dict[str, str]:
 
 
 def start_env_workers(spec: Path, count: int, env: dict[str, str]) -> tuple[list[subprocess.Popen[bytes]], list[int]]:
-    """``count`` env-worker processes on 127.0.0.1, listening; worker ``i`` steps environment ``i`` (seed + i)."""
-    from tfcli.local.supervisor import free_port, wait_listening, worker_command
+    """``count`` env-worker processes on 127.0.0.1; worker ``i`` steps environments ``i * E ...`` (seed + index).
+    As tfcli's local supervisor does, nobody waits for them to listen: the learner connects when they do."""
+    from tfcli.local.supervisor import free_port, worker_command
 
     workers: list[subprocess.Popen[bytes]] = []
     ports: list[int] = []
@@ -134,14 +169,12 @@ def start_env_workers(spec: Path, count: int, env: dict[str, str]) -> tuple[list
             subprocess.Popen(
                 worker_command(spec, port),
                 cwd=ROOT,
-                env={**env, "JOB_COMPLETION_INDEX": str(index)},  # as in the indexed Job: the environment's index
+                env={**env, "JOB_COMPLETION_INDEX": str(index)},  # as in the indexed Job: the worker's index
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
         )
         ports.append(port)
-    for port, worker in zip(ports, workers, strict=True):
-        wait_listening(port, worker, timeout=60)
     return workers, ports
 
 
@@ -170,24 +203,32 @@ def read_progress(output: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def measure_trainer(overrides: dict[str, Any], environments: str, budget: int, seed: int) -> Timeline:
+def measure_trainer(experiment: str, overrides: dict[str, Any], budget: int, seed: int) -> Measurement:
+    """One run as ``tfcli experiment start --local`` runs it: env-workers (distributed) and the trainer, timed from
+    the first process start to the last exit."""
     with tempfile.TemporaryDirectory(prefix="bench-trainer-") as folder:
         root = Path(folder)
-        spec = write_spec(root, **overrides, total_timesteps=budget, seed=seed)
+        spec = write_spec(root, experiment, **overrides, total_timesteps=budget, seed=seed)
+        data = json.loads(spec.read_text())
         env = _environment()
-        workers, ports = [], []
-        if overrides.get("run_mode") == "distributed":
-            workers, ports = start_env_workers(spec, overrides["num_workers"], env)
-        try:
-            done = subprocess.run(
-                trainer_command(spec, root / "out", environments, ports), cwd=ROOT, env=env, capture_output=True
-            )
-            if done.returncode != 0:
-                raise RuntimeError(f"the trainer exited with {done.returncode}: {done.stderr.decode()[-2000:]}")
-        finally:
-            stop(workers)
+        with PeakMemory() as memory:
+            started = time.monotonic()
+            workers: list[subprocess.Popen[bytes]] = []
+            ports: list[int] = []
+            if data["run_mode"] == "distributed":
+                workers, ports = start_env_workers(spec, data["num_workers"], env)
+            try:
+                done = subprocess.run(
+                    trainer_command(spec, root / "out", "auto", ports), cwd=ROOT, env=env, capture_output=True
+                )
+                if done.returncode != 0:
+                    raise RuntimeError(f"the trainer exited with {done.returncode}: {done.stderr.decode()[-2000:]}")
+            finally:
+                stop(workers)
+            seconds = time.monotonic() - started
         lines = read_progress(root / "out")
-    return Timeline([(line["timesteps"], line["wall_seconds"], line["return"]) for line in lines])
+    timeline = Timeline([(line["timesteps"], line["wall_seconds"], line["return"]) for line in lines])
+    return Measurement(seconds, timeline, memory.peak)
 
 
 # ------------------------------------------------------------------------------------------- TensorForce Runner
@@ -226,8 +267,12 @@ def runner_environment_class() -> type:
     return AdapterEnvironment
 
 
-def runner_child(mode: str, budget: int, seed: int) -> None:
-    """In a fresh process: train with ``Runner`` and print the episode timeline as JSON on stdout."""
+def runner_child(experiment_name: str, mode: str, environments: int, budget: int, seed: int) -> None:
+    """In a fresh process: train with ``Runner`` and print the episode timeline as JSON on stdout.
+
+    The agent is the experiment's (``trainer.agents.agent_arguments``: the agent file, network, seed, episode limit
+    and parallel interactions a user would pass to ``Agent.create``), run with TensorForce's own defaults: the
+    trainer's execution settings (``trainer.agents.EXECUTION_CONFIG``) are the trainer's, not the peer's."""
     from tfcli.spec import load_experiment
     from trainer import compat
     from trainer.agents import agent_arguments
@@ -236,8 +281,8 @@ def runner_child(mode: str, budget: int, seed: int) -> None:
     compat.apply()
     from tensorforce import Runner
 
-    count = 1 if mode == "single" else ENVIRONMENTS
-    experiment = load_experiment(EXPERIMENT, overrides={"seed": seed}).spec
+    count = 1 if mode == "single" else environments
+    experiment = load_experiment(experiment_name, overrides={"seed": seed}).spec
     recipe = EnvironmentRecipe.of(experiment)
     cls = runner_environment_class()
     probe = recipe.make(0)
@@ -281,23 +326,18 @@ def runner_child(mode: str, budget: int, seed: int) -> None:
     print(json.dumps({"episodes": episodes}))
 
 
-def measure_runner(mode: str, budget: int, seed: int) -> Timeline:
-    command = [
-        sys.executable,
-        "-m",
-        "bench.trainer",
-        "--runner-child",
-        mode,
-        "--budget",
-        str(budget),
-        "--seeds",
-        str(seed),
-    ]
-    done = subprocess.run(command, cwd=ROOT, env=_environment(), capture_output=True)
+def measure_runner(experiment: str, mode: str, environments: int, budget: int, seed: int) -> Measurement:
+    """The Runner in a fresh process (its children too, with remote='multiprocessing'), start to exit."""
+    command = [sys.executable, "-m", "bench.trainer", "--runner-child", mode, "--experiment-child", experiment]
+    command += ["--environments-child", str(environments), "--budget", str(budget), "--seed-child", str(seed)]
+    with PeakMemory() as memory:
+        started = time.monotonic()
+        done = subprocess.run(command, cwd=ROOT, env=_environment(), capture_output=True)
+        seconds = time.monotonic() - started
     if done.returncode != 0:
         raise RuntimeError(f"the Runner exited with {done.returncode}: {done.stderr.decode()[-2000:]}")
     data = json.loads(done.stdout.decode().strip().splitlines()[-1])
-    return Timeline([tuple(episode) for episode in data["episodes"]])
+    return Measurement(seconds, Timeline([tuple(episode) for episode in data["episodes"]]), memory.peak)
 
 
 # ---------------------------------------------------------------------------------------------- time to solve
@@ -328,7 +368,8 @@ def measure_solve(seed: int, cap: float) -> Solve:
         data = experiment_data(seed=seed)
         spec = write_spec(root, seed=seed)
         env = _environment()
-        workers, ports = [], []
+        workers: list[subprocess.Popen[bytes]] = []
+        ports: list[int] = []
         started = time.monotonic()
         if data["run_mode"] == "distributed":  # as tfcli's local supervisor does: workers first, then the learner
             workers, ports = start_env_workers(spec, data["num_workers"], env)
@@ -367,10 +408,6 @@ def measure_solve(seed: int, cap: float) -> Solve:
 # ------------------------------------------------------------------------------------------------------ report
 
 
-def _status(ok: bool) -> str:
-    return "ok" if ok else "MISS"
-
-
 def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
@@ -381,92 +418,156 @@ def _median(values: list[float | None]) -> float | None:
     return statistics.median([value for value in values if value is not None])
 
 
+def _mib(value: float) -> str:
+    return f"{value / 2**20:,.0f}"
+
+
+@dataclass(frozen=True)
+class Row:
+    case: Case
+    budget: int
+    ours: list[Measurement]
+    theirs: list[Measurement]
+
+    def whole(self, side: list[Measurement]) -> list[float]:
+        return [measurement.seconds for measurement in side]
+
+    def steady(self, side: list[Measurement]) -> float:
+        return statistics.median([measurement.timeline.steady_rate(self.budget) for measurement in side])
+
+    @property
+    def whole_ratio(self) -> float:
+        return statistics.median(self.whole(self.theirs)) / statistics.median(self.whole(self.ours))
+
+    @property
+    def steady_ratio(self) -> float:
+        return self.steady(self.ours) / self.steady(self.theirs)
+
+    @property
+    def memory_ratio(self) -> float:
+        return max(m.peak_memory for m in self.ours) / max(m.peak_memory for m in self.theirs)
+
+    def verdict(self) -> str:
+        misses = []
+        if self.case.whole_goal is not None and self.whole_ratio < self.case.whole_goal:
+            misses.append("whole")
+        if self.case.steady_goal is not None and self.steady_ratio < self.case.steady_goal:
+            misses.append("steady")
+        if self.case.runner is not None and self.memory_ratio > MEMORY_GOAL:
+            misses.append("memory")
+        return "ok" if not misses else "MISS " + "+".join(misses)
+
+    def cells(self) -> list[str]:
+        def min_median(values: list[float]) -> str:
+            return f"{min(values):.1f} / {statistics.median(values):.1f}"
+
+        goals = []
+        if self.case.whole_goal is not None:
+            goals.append(f"whole >= {self.case.whole_goal:g}x")
+        if self.case.steady_goal is not None:
+            goals.append(f"steady >= {self.case.steady_goal:g}x")
+        if self.case.runner is not None:
+            goals.append(f"memory <= {MEMORY_GOAL:g}x")
+        return [
+            self.case.label,
+            self.case.versus_label,
+            min_median(self.whole(self.theirs)),
+            min_median(self.whole(self.ours)),
+            f"{self.whole_ratio:.2f}x",
+            f"{self.steady(self.theirs):,.0f}",
+            f"{self.steady(self.ours):,.0f}",
+            f"{self.steady_ratio:.2f}x",
+            f"{_mib(max(m.peak_memory for m in self.theirs))} / {_mib(max(m.peak_memory for m in self.ours))}",
+            f"{self.memory_ratio:.2f}x",
+            f"{statistics.median(m.timeline.mean_return() for m in self.theirs):.0f} / "
+            f"{statistics.median(m.timeline.mean_return() for m in self.ours):.0f}",
+            ", ".join(goals),
+            self.verdict(),
+        ]
+
+
+HEADER = [
+    "case",
+    "peer",
+    "peer whole s min/med",
+    "ours whole s min/med",
+    "whole",
+    "peer steady t/s",
+    "ours steady t/s",
+    "steady",
+    "memory MiB peer/ours",
+    "memory",
+    "return(20) peer/ours",
+    "goal",
+    "",
+]
+
+
+def print_table(rows: list[Row]) -> None:
+    lines = [HEADER, *[row.cells() for row in rows]]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
+    for line in lines:
+        cells = [cell.ljust(widths[i]) if i in (0, 1, 11, 12) else cell.rjust(widths[i]) for i, cell in enumerate(line)]
+        print("  ".join(cells).rstrip())
+
+
+def measure_case(case: Case, budget: int, runs: int, seed: int) -> Row:
+    overrides = dict(case.overrides)
+    budget = overrides.pop("total_timesteps", budget)
+    ours: list[Measurement] = []
+    theirs: list[Measurement] = []
+    for run in range(runs):
+        # alternate which side goes first, so that a busy moment of the machine does not fall on one side only
+        order = ["ours", "theirs"] if run % 2 == 0 else ["theirs", "ours"]
+        for side in order:
+            if side == "ours":
+                ours.append(measure_trainer(case.experiment, overrides, budget, seed))
+            elif case.runner is not None:
+                environments = 1 if case.runner == "single" else ENVIRONMENTS
+                theirs.append(measure_runner(case.experiment, case.runner, environments, budget, seed))
+            else:
+                versus = dict(case.versus or {})
+                versus.pop("total_timesteps", None)
+                theirs.append(measure_trainer(case.experiment, versus, budget, seed))
+        print(
+            f"  {case.label}, run {run + 1}/{runs}: {case.versus_label} {theirs[-1].seconds:.1f} s, "
+            f"ours {ours[-1].seconds:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    return Row(case, budget, ours, theirs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--budget", type=int, default=10_000, help="timesteps per throughput measurement")
-    parser.add_argument("--seeds", default="1,2,3", help="seeds of the solve runs (the first also seeds (a)-(c))")
-    parser.add_argument("--solve-cap", type=float, default=120.0, help="seconds before a solve run counts as failed")
+    parser.add_argument("--budget", type=int, default=10_000, help="CartPole timesteps per run")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each side per case")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--atari-timesteps", type=int, default=2_000, help="Space Invaders agent steps per run")
+    parser.add_argument("--cases", default="a,b,c,e", help="which cases (a, b, c, e)")
     parser.add_argument("--runner-child", choices=["single", "parallel", "multiprocessing"], help=argparse.SUPPRESS)
+    parser.add_argument("--experiment-child", default=EXPERIMENT, help=argparse.SUPPRESS)
+    parser.add_argument("--environments-child", type=int, default=ENVIRONMENTS, help=argparse.SUPPRESS)
+    parser.add_argument("--seed-child", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    seeds = [int(seed) for seed in args.seeds.split(",") if seed.strip()]
     if args.runner_child:
-        runner_child(args.runner_child, args.budget, seeds[0])
+        runner_child(args.experiment_child, args.runner_child, args.environments_child, args.budget, args.seed_child)
         return
 
-    bundled = experiment_data()
+    wanted = set(args.cases.split(","))
     print(
-        f"{EXPERIMENT}: agent {bundled['agent']['agent']}, {bundled['environment']['level']}; "
-        f"throughput over {args.budget:,} timesteps, seed {seeds[0]}; load average {os.getloadavg()[0]:.2f}",
+        f"{EXPERIMENT} ({args.budget:,} timesteps) and {ATARI} ({args.atari_timesteps:,} agent steps), seed "
+        f"{args.seed}, {args.runs} runs per side; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}",
         flush=True,
     )
-    rows: list[list[str]] = []
-    for label, overrides, environments, mode, goal in CASES:
-        ours = measure_trainer(overrides, environments, args.budget, seeds[0])
-        theirs = measure_runner(mode, args.budget, seeds[0])
-        ratio = ours.steady_rate(args.budget) / theirs.steady_rate(args.budget)
-        rows.append(
-            [
-                label,
-                f"{theirs.steady_rate(args.budget):,.0f}",
-                f"{ours.steady_rate(args.budget):,.0f}",
-                f"{ratio:.2f}x",
-                f"{theirs.rate_with_warmup():,.0f}",
-                f"{ours.rate_with_warmup():,.0f}",
-                f"{theirs.mean_return():.0f} / {ours.mean_return():.0f}",
-                f">= {goal}x",
-                _status(ratio >= goal),
-            ]
-        )
-        print(f"  measured {label}", file=sys.stderr, flush=True)
-
-    solves = [measure_solve(seed, args.solve_cap) for seed in seeds]
-    from_start = _median([solve.from_start for solve in solves])
-    from_first = _median([solve.from_first_timestep for solve in solves])
-    solve_label = f"(d) {EXPERIMENT} solve, median s"
-    rows.append(
-        [
-            solve_label,
-            f"SB3 ~{SB3_SOLVE_SECONDS:.0f}",
-            _seconds(from_start),
-            "-" if from_start is None else f"{from_start / SB3_SOLVE_SECONDS:.2f}x SB3",
-            "",
-            _seconds(from_first),
-            "",
-            f"< {SOLVE_GOAL_SECONDS:.0f} s",
-            _status(from_start is not None and from_start < SOLVE_GOAL_SECONDS),
-        ]
-    )
-
-    header = [
-        "case",
-        "Runner t/s",
-        "trainer t/s",
-        "ratio",
-        "Runner w/ warm-up",
-        "trainer w/ warm-up",
-        "return(20) R / t",
-        "goal",
-        "",
-    ]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    align: list[Callable[[str, int], str]] = [str.ljust] + [str.rjust] * (len(header) - 2) + [str.ljust]
-    print("  ".join(align[i](header[i], widths[i]) for i in range(len(header))))
-    for row in rows:
-        print("  ".join(align[i](row[i], widths[i]) for i in range(len(header))))
+    rows = [measure_case(case, args.budget, args.runs, args.seed) for case in cases(args.atari_timesteps)
+            if case.key in wanted]  # fmt: skip
+    print_table(rows)
     print(
-        f"(a)-(c): timesteps/s, steady = TensorFlow warm-up excluded on both sides (judged); 'w/ warm-up' = from the "
-        f"first timestep. (d): '{EXPERIMENT}' as bundled ({bundled['run_mode']}, num_workers "
-        f"{bundled['num_workers']}), mean return >= {SOLVED_RETURN:.0f} over {SOLVED_EPISODES} episodes; "
-        "trainer column from process start, 'w/ warm-up' column from the first timestep."
+        "whole: the peer's median wall time over ours, first process start to last exit (> 1: ours is faster); "
+        "steady: ours over the peer's timesteps/s with TensorFlow's warm-up left out; memory: our peak summed PSS "
+        f"over the peer's. Load average at the end: {os.getloadavg()[0]:.2f}."
     )
-    for solve in solves:
-        print(
-            f"  seed {solve.seed}: {_seconds(solve.from_start)} s from process start, "
-            f"{_seconds(solve.from_first_timestep)} s from the first timestep, "
-            f"{'solved' if solve.from_start is not None else 'NOT solved'} at {solve.timesteps:,} timesteps "
-            f"(episode {solve.episodes})"
-        )
-    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
