@@ -137,6 +137,15 @@ def auth_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return script
 
 
+def without_auth_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PATH without any ``gke-gcloud-auth-plugin`` (this machine may have a real one)."""
+    import shutil
+
+    while found := shutil.which("gke-gcloud-auth-plugin"):
+        kept = [d for d in os.environ["PATH"].split(os.pathsep) if Path(d).resolve() != Path(found).parent.resolve()]
+        monkeypatch.setenv("PATH", os.pathsep.join(kept))
+
+
 LOG = [f"2026-11-24 09:0{i}:00,000 INFO trainer: episode {i}\n" for i in range(6)]
 
 
@@ -199,11 +208,7 @@ def test_logs_of_a_pending_learner_say_why(deployed: Cluster, auth_plugin: Path)
 
 
 def test_logs_without_the_auth_plugin_say_how_to_install_it(deployed: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
-    import shutil
-
-    while found := shutil.which("gke-gcloud-auth-plugin"):  # this machine may have a real one
-        kept = [d for d in os.environ["PATH"].split(os.pathsep) if Path(d).resolve() != Path(found).parent.resolve()]
-        monkeypatch.setenv("PATH", os.pathsep.join(kept))
+    without_auth_plugin(monkeypatch)
     result = runner.invoke(app, ["experiment", "logs", "-e", "si1"])
     assert result.exit_code == 1
     assert "gke-gcloud-auth-plugin is not on PATH" in result.stderr
@@ -235,3 +240,24 @@ def test_a_failed_learner_job_fails_the_status_with_the_trainers_error(deployed:
     data = json.loads(runner.invoke(app, ["experiment", "status", "-e", "si1", "--json"]).stdout)
     assert data["state"] == "failed"
     assert data["detail"] == "error: environment ALE/SpaceInvaders-v5: ROM not found: install ale-py's ROMs"
+
+
+def test_a_run_paused_at_max_cost_is_paused_with_its_reason(deployed: Cluster, auth_plugin: Path, gcs: Any) -> None:
+    from infra.naming import bucket_name
+
+    result = {"status": "paused", "timesteps": 4200, "episodes": 80, "wall_seconds": 1800.0,
+              "timesteps_per_second": 2.3, "mean_return_last_100": 21.0, "updates": 40,
+              "reason": "max_cost reached ($1.00 of $1.00)"}  # fmt: skip
+    gcs.bucket(bucket_name("si1", "tfcli-test-project")).blob("si1/result.json").upload_from_string(json.dumps(result))
+    shown = runner.invoke(app, ["experiment", "status", "-e", "si1"])
+    assert shown.exit_code == 0, shown.stderr
+    assert "si1 (multi-threaded, gke): paused" in shown.stdout
+    assert "reason: max_cost reached ($1.00 of $1.00)" in shown.stdout
+
+
+def test_a_cluster_that_cannot_be_read_is_a_warning(deployed: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    without_auth_plugin(monkeypatch)
+    for command in (["experiment", "status", "-e", "si1"], ["experiment", "list"]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 0, result.stderr
+        assert "cannot read" in result.stderr and "gke-gcloud-auth-plugin is not on PATH" in result.stderr
