@@ -261,3 +261,20 @@ def test_a_cluster_that_cannot_be_read_is_a_warning(deployed: Cluster, monkeypat
         result = runner.invoke(app, command)
         assert result.exit_code == 0, result.stderr
         assert "cannot read" in result.stderr and "gke-gcloud-auth-plugin is not on PATH" in result.stderr
+
+
+def test_logs_of_an_env_worker(deployed: Cluster, auth_plugin: Path) -> None:
+    pods = deployed.namespaces["tfcli-si1"]["pods"]
+    for index in (0, 1):
+        worker = json.loads(json.dumps(pods[-1]))  # a running pod, relabelled as env worker <index>
+        worker["metadata"]["name"] = f"env-workers-1a2b3c4d-{index}-x{index}"
+        worker["metadata"]["labels"].update(
+            {"app.kubernetes.io/component": "env-worker", "batch.kubernetes.io/job-completion-index": str(index)}
+        )
+        worker["spec"] = {"containers": [{"name": "env-worker", "image": "trainer:cpu"}], "restartPolicy": "Never"}
+        pods.append(worker)
+        deployed.logs[worker["metadata"]["name"]] = [f"worker {index} listening\n", f"worker {index} serving\n"]
+    result = runner.invoke(app, ["experiment", "logs", "-e", "si1", "--worker", "1", "--tail", "1"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "worker 1 serving\n"
+    assert "container=env-worker" in deployed.requests[-1] and "tailLines=1" in deployed.requests[-1]
