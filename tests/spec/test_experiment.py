@@ -140,6 +140,8 @@ def test_syntax_errors_name_file_and_line(project: Path) -> None:
         ({"repeat_actions": 0}, "repeat_actions", "greater than or equal to 1"),
         ({"name": "My_Exp"}, "name", "for example 'my-exp'"),
         ({"seed": "abc"}, "seed", "valid integer"),
+        ({"max_cost": 0}, "max_cost", "greater than 0"),
+        ({"max_cost": "ten dollars"}, "max_cost", "valid number"),
         (
             {"cluster": {"name": "c", "machine_type": "n1-standard-4", "gpus_per_node": 1, "gpu_type": "k80"}},
             "cluster.gpu_type",
