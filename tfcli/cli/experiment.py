@@ -238,8 +238,8 @@ def list_(as_json: Json = False) -> None:
     for s in statuses:
         if s.state == "unknown":
             err().print(f"[yellow]warning:[/] {s.name}: {escape(s.detail)}")
-        if (s.cluster or {}).get("error"):
-            err().print(f"[yellow]warning:[/] {s.name}: cannot read its cluster: {escape(s.cluster['error'])}")
+        if unreadable := (s.cluster or {}).get("error"):
+            err().print(f"[yellow]warning:[/] {s.name}: cannot read its cluster: {escape(unreadable)}")
         if s.cost and (warning := budget_warning(s.cost["usd"], s.cost.get("max_cost"))):
             err().print(f"[yellow]warning:[/] {s.name}: {escape(warning)}")
 
