@@ -18,7 +18,8 @@ resource, deleted before its successor is created (see ``JOB_ROLE``).
 
 Every Job: ``suspend`` (pause/resume), ``restartPolicy: Never`` with a podFailurePolicy that ignores exit code 143
 (the trainer checkpointed after SIGTERM: a pause, a spot reclaim or a node drain — not a failure) and pod
-disruptions, and fails the Job at once on exit code 2 (an invalid spec does not get better by retrying); 120 s of
+disruptions, and fails the Job at once on exit code 2 (an invalid spec does not get better by retrying) and 3 (the
+trainer paused itself at the experiment's ``max_cost``: nothing is to start it again); 120 s of
 grace to checkpoint; non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp; requests
 and limits on every container (the injected GCS FUSE sidecar's through its annotations).
 
@@ -51,6 +52,8 @@ RUN_AS_USER = 1000
 GRACE_SECONDS = 120
 EXIT_PAUSED = 143  # 128 + SIGTERM: the trainer checkpointed and exited (DESIGN.md §3)
 EXIT_INVALID = 2  # the spec or a flag is invalid
+EXIT_COST_LIMIT = 3  # the trainer paused itself at max_cost: the Job ends (a 143 would start it again)
+HOURLY_PRICE_ENV = "TFCLI_HOURLY_PRICE"  # the run's $/hour, for the trainer's max_cost (infra/run_price.py)
 GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 GPU_RESOURCE = "nvidia.com/gpu"
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
@@ -89,10 +92,17 @@ class ManifestContext:
     service_account_email: str
     suspend: bool = False
     token_secret: str = naming.TOKEN_SECRET
+    hourly_price: float | None = None  # set only with max_cost: the learner's TFCLI_HOURLY_PRICE
 
 
 def context_for(
-    experiment: Experiment, *, project: str, location: str, image: str | None = None, suspend: bool = False
+    experiment: Experiment,
+    *,
+    project: str,
+    location: str,
+    image: str | None = None,
+    suspend: bool = False,
+    hourly_price: float | None = None,
 ) -> ManifestContext:
     """The context the stack program uses for ``experiment`` (names from :mod:`infra.naming`)."""
     return ManifestContext(
@@ -102,6 +112,7 @@ def context_for(
         bucket=naming.bucket_name(experiment.name, project),
         service_account_email=naming.service_account_email(naming.writer_account_id(experiment.name), project),
         suspend=suspend,
+        hourly_price=hourly_price,
     )
 
 
@@ -251,7 +262,12 @@ def _failure_policy(container: str) -> dict[str, Any]:
         "rules": [
             {
                 "action": "FailJob",
-                "onExitCodes": {"containerName": container, "operator": "In", "values": [EXIT_INVALID]},
+                # an invalid spec does not get better by retrying; a run at its max_cost stays paused
+                "onExitCodes": {
+                    "containerName": container,
+                    "operator": "In",
+                    "values": [EXIT_INVALID, EXIT_COST_LIMIT],
+                },
             },
             {
                 "action": "Ignore",
@@ -266,6 +282,12 @@ def _token_env(ctx: ManifestContext) -> list[dict[str, Any]]:
     return [
         {"name": "TRAINER_TOKEN", "valueFrom": {"secretKeyRef": {"name": ctx.token_secret, "key": naming.TOKEN_KEY}}}
     ]
+
+
+def _price_env(ctx: ManifestContext) -> list[dict[str, Any]]:
+    if ctx.hourly_price is None:
+        return []
+    return [{"name": HOURLY_PRICE_ENV, "value": f"{ctx.hourly_price:.4f}"}]
 
 
 _SPEC_MOUNT = {"name": "spec", "mountPath": naming.SPEC_DIR, "readOnly": True}
@@ -336,7 +358,14 @@ def _learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str 
                 "image": ctx.image,
                 "imagePullPolicy": "IfNotPresent",
                 "args": args,
-                "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}, *(_token_env(ctx) if distributed else [])],
+                "env": [
+                    {"name": "PYTHONUNBUFFERED", "value": "1"},
+                    *(_token_env(ctx) if distributed else []),
+                    *_price_env(ctx),
+                ],
+                # A failed container's last log lines (the trainer's "error: ..." line) become its termination
+                # message, which `experiment status` shows (tfcli/gke/pod_states.py).
+                "terminationMessagePolicy": "FallbackToLogsOnError",
                 "resources": learner_resources(experiment),
                 "securityContext": _container_security(),
                 "volumeMounts": [_SPEC_MOUNT, {"name": "results", "mountPath": naming.RESULTS_DIR}],
@@ -422,6 +451,7 @@ def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]
                             "args": args,
                             "ports": [{"name": "transport", "containerPort": naming.WORKER_PORT, "protocol": "TCP"}],
                             "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}, *_token_env(ctx)],
+                            "terminationMessagePolicy": "FallbackToLogsOnError",
                             "resources": WORKER_RESOURCES,
                             "securityContext": _container_security(),
                             "volumeMounts": [_SPEC_MOUNT],
@@ -510,11 +540,14 @@ def render_stack_file(path: Path, *, token: str | None = None) -> str:
     settings = settings_from_config(read_stack_file(path), stack=stack_name_of(path))
     if settings.experiment is None:
         raise InvalidInput(f"{path}: a shared cluster stack runs no experiment; there is nothing to render")
+    from infra.run_price import run_hourly_price
+
     ctx = context_for(
         settings.experiment,
         project=settings.project,
         location=settings.location,
         image=settings.image,
         suspend=settings.suspend,
+        hourly_price=run_hourly_price(settings.experiment, shared_cluster=settings.shared_cluster_stack is not None),
     )
     return render(settings.experiment, ctx, token=token)

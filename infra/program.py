@@ -119,8 +119,15 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
             labels={"tfcli-stack": settings.stack},
         ),
     )
+    from infra.run_price import run_hourly_price
+
     context = context_for(
-        experiment, project=settings.project, location=settings.location, image=settings.image, suspend=settings.suspend
+        experiment,
+        project=settings.project,
+        location=settings.location,
+        image=settings.image,
+        suspend=settings.suspend,
+        hourly_price=run_hourly_price(experiment, shared_cluster=settings.shared_cluster_stack is not None),
     )
     generated = settings.transport_token is None
     token = pulumi.Output.secret(new_token()) if settings.transport_token is None else settings.transport_token

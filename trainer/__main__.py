@@ -74,13 +74,27 @@ def _run(arguments: argparse.Namespace) -> int:
         workers=parse_workers(arguments.workers) if arguments.workers is not None else (),
         environments=arguments.environments,
         token=os.environ.get(TOKEN_VARIABLE),
+        hourly_price=_hourly_price(),
     )
     from trainer.run import run
 
     result = run(config)
-    if result.status == "paused":
+    if result.cost_limited:
+        log.warning("%s; raise max_cost and start the experiment again to continue", result.reason)
+    elif result.status == "paused":
         log.warning("paused after %s timesteps; run the same command again to resume", f"{result.timesteps:,}")
     return result.exit_code
+
+
+def _hourly_price() -> float | None:
+    from trainer.hooks.cost_limit import HOURLY_PRICE_VARIABLE, parse_hourly_price
+
+    try:
+        return parse_hourly_price(os.environ.get(HOURLY_PRICE_VARIABLE))
+    except ValueError as error:
+        from tfcli.errors import InvalidInput
+
+        raise InvalidInput(str(error)) from None
 
 
 def _env_worker(arguments: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ class RunConfig:
     token: str | None = None  # shared secret for the env-worker transport
     keep_checkpoints: int = 3
     progress_bar: bool | None = None  # None: a rich progress bar when stdout is a terminal, else log lines
+    hourly_price: float | None = None  # dollars per hour of the run (TFCLI_HOURLY_PRICE): enforces max_cost
     agent_summaries: bool = True  # TensorForce's own summaries in summaries/agent/ (bench/training.py turns them off)
 
 

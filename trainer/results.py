@@ -1,7 +1,8 @@
 """``result.json``: how the run ended, written atomically so a reader never sees half of it.
 
 ``status`` is "completed" (the budget is spent; exit 0), "paused" (stopped by SIGTERM/SIGINT after a checkpoint;
-exit 143) or "failed" (with ``error``; exit 1, or 2 when the input was at fault). The numbers cover the whole run,
+exit 143 — or by the experiment's ``max_cost``, exit 3, see :mod:`trainer.hooks.cost_limit`; ``reason`` says which)
+or "failed" (with ``error``; exit 1, or 2 when the input was at fault). The numbers cover the whole run,
 resumed segments included; ``timesteps_per_second`` is timesteps over training wall time.
 """
 
@@ -12,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from trainer.files import atomic_write_json
+from trainer.hooks.cost_limit import REASON_PREFIX
 from trainer.signals import PAUSED_EXIT_CODE
 from trainer.state import RunState
 
 FILENAME = "result.json"
 EXIT_CODES = {"completed": 0, "paused": PAUSED_EXIT_CODE, "failed": 1}
+# Paused by the cost limit: its Job ends (a 143 would be retried by the Job and pause again at once).
+COST_LIMIT_EXIT_CODE = 3
 
 
 @dataclass(frozen=True)
@@ -29,9 +33,10 @@ class Result:
     mean_return_last_100: float | None
     updates: int
     error: str | None = None
+    reason: str | None = None  # why a paused run stopped: the signal's name or "max_cost reached ($X of $Y)"
 
     @classmethod
-    def of(cls, status: str, state: RunState, error: str | None = None) -> Result:
+    def of(cls, status: str, state: RunState, error: str | None = None, reason: str | None = None) -> Result:
         wall = state.wall_seconds
         return cls(
             status=status,
@@ -42,16 +47,22 @@ class Result:
             mean_return_last_100=None if state.mean_recent_return is None else round(state.mean_recent_return, 4),
             updates=state.updates,
             error=error,
+            reason=reason,
         )
 
     @property
+    def cost_limited(self) -> bool:
+        return self.status == "paused" and (self.reason or "").startswith(REASON_PREFIX)
+
+    @property
     def exit_code(self) -> int:
-        return EXIT_CODES[self.status]
+        return COST_LIMIT_EXIT_CODE if self.cost_limited else EXIT_CODES[self.status]
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
-        if data["error"] is None:
-            del data["error"]
+        for optional in ("error", "reason"):
+            if data[optional] is None:
+                del data[optional]
         return data
 
     def write(self, output: Path) -> None:

@@ -24,6 +24,7 @@ from trainer.curve import FILENAME as CURVE
 from trainer.curve import plot_learning_curve
 from trainer.hooks import Hook, Hooks
 from trainer.hooks.checkpointing import CheckpointHook
+from trainer.hooks.cost_limit import CostLimit
 from trainer.hooks.progress_log import FILENAME as PROGRESS
 from trainer.hooks.progress_log import ProgressLog, read_episodes, rewind
 from trainer.hooks.reporting import reporter
@@ -91,6 +92,12 @@ def run(config: RunConfig) -> Result:
             TensorBoardSummaries(output / "summaries" / "trainer", experiment.summary_frequency, state),
             reporter(budget, experiment.summary_frequency, state, progress_bar=config.progress_bar),
         ]
+        if experiment.max_cost is not None and config.hourly_price:
+            cost_limit = CostLimit(experiment.max_cost, config.hourly_price, stop)
+            hook_list.append(cost_limit)
+            cost_limit.check(state)  # a resumed run may have reached it already
+        elif experiment.max_cost is not None:
+            log.info("max_cost is enforced where the stack gives the run its price (GKE); this run has none")
         hooks = Hooks(hook_list)
         outcome = train(
             pool=pool,
@@ -101,7 +108,7 @@ def run(config: RunConfig) -> Result:
             stop=stop,
         )
         hooks.on_end(state, outcome)
-        result = Result.of(outcome, state)
+        result = Result.of(outcome, state, reason=(stop.reason or None) if outcome == "paused" else None)
     except BaseException as error:
         try:
             hooks.on_end(state, "failed")
@@ -117,7 +124,9 @@ def run(config: RunConfig) -> Result:
         if agent is not None:
             agent.close()
         if pool is not None:
-            close_pool(pool, run_over=result is not None and result.status == "completed")
+            # Env workers end with the run, and with a cost limit (nothing restarts that run by itself).
+            run_over = result is not None and (result.status == "completed" or result.cost_limited)
+            close_pool(pool, run_over=run_over)
     assert result is not None
     _finish(config, result)
     return result

@@ -5,7 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("tensorflow", "tensorforce", "pulumi", "pulumi_gcp", "pulumi_kubernetes", "google.cloud", "gymnasium")
+HEAVY = (
+    "tensorflow", "tensorforce", "pulumi", "pulumi_gcp", "pulumi_kubernetes", "google.cloud", "gymnasium", "kubernetes",
+)  # fmt: skip
 
 
 def test_importing_the_cli_imports_nothing_heavy() -> None:

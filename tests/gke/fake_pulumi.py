@@ -309,6 +309,7 @@ def outputs_for(stack: str, config: dict[str, Any]) -> dict[str, Any]:
     }
     if shared:
         outputs["sharedClusterStack"] = shared
+    outputs.update(load("control.json", {}).get("extra_outputs", {}).get(stack, {}))  # e.g. a kubeconfig
     return outputs
 
 

@@ -78,6 +78,12 @@ class FakePulumi:
         control.setdefault("buckets", {})[stack] = bucket
         (self.state / "control.json").write_text(json.dumps(control))
 
+    def set_outputs(self, stack: str, extra: dict[str, Any]) -> None:
+        """Outputs the stack's next ``up`` adds to the usual ones (a kubeconfig pointing at a fake API server)."""
+        control = self.control()
+        control.setdefault("extra_outputs", {})[stack] = extra
+        (self.state / "control.json").write_text(json.dumps(control))
+
     def on_suspend(self, stack: str, files: dict[str, str]) -> None:
         """When an ``up`` suspends the stack's Jobs, write these objects to its bucket (as the trainer would)."""
         control = self.control()

@@ -142,6 +142,8 @@ def test_syntax_errors_name_file_and_line(project: Path) -> None:
         ({"seed": "abc"}, "seed", "valid integer"),
         ({"environments_per_worker": 2}, "environments_per_worker", "only a distributed run has environment workers"),
         ({"run_mode": "distributed", "environments_per_worker": 0}, "environments_per_worker", "greater than or"),
+        ({"max_cost": 0}, "max_cost", "greater than 0"),
+        ({"max_cost": "ten dollars"}, "max_cost", "valid number"),
         (
             {"cluster": {"name": "c", "machine_type": "n1-standard-4", "gpus_per_node": 1, "gpu_type": "k80"}},
             "cluster.gpu_type",

@@ -219,16 +219,29 @@ def list_(as_json: Json = False) -> None:
         out().print("No experiments yet: `tfcli experiment start -f cartpole-ppo` runs the quick-start one.")
         return
     table = Table("name", "backend", "run mode", "status", "progress", "mean return", box=None, pad_edge=False)
+    watched = any(s.cluster or s.cost for s in statuses)  # GKE: the pods' state and the cost so far
+    if watched:
+        table.add_column("cost")
+        table.add_column("pods")
     for s in statuses:
         progress = f"{s.progress:.0%}" if s.progress is not None else "-"
         mean = f"{s.mean_return:.1f}" if s.mean_return is not None else "-"
-        table.add_row(s.name, s.backend, s.run_mode, s.state, progress, mean)
+        row = [s.name, s.backend, s.run_mode, s.state, progress, mean]
+        if watched:
+            row += [f"${s.cost['usd']:,.2f}" if s.cost else "-", (s.cluster or {}).get("brief") or "-"]
+        table.add_row(*row)
     out().print(table)
     from rich.markup import escape
+
+    from tfcli.gke.cost import budget_warning
 
     for s in statuses:
         if s.state == "unknown":
             err().print(f"[yellow]warning:[/] {s.name}: {escape(s.detail)}")
+        if unreadable := (s.cluster or {}).get("error"):
+            err().print(f"[yellow]warning:[/] {s.name}: cannot read its cluster: {escape(unreadable)}")
+        if s.cost and (warning := budget_warning(s.cost["usd"], s.cost.get("max_cost"))):
+            err().print(f"[yellow]warning:[/] {s.name}: {escape(warning)}")
 
 
 @app.command()
@@ -255,7 +268,30 @@ def status(experiment: Name, as_json: Json = False) -> None:
     if current.pid:
         out().print(f"  process: {current.pid}")
     if current.detail:
-        out().print(f"  error: {current.detail}", markup=False)
+        out().print(f"  {'reason' if current.state == 'paused' else 'error'}: {current.detail}", markup=False)
+    _show_cluster(current)
+
+
+def _show_cluster(current: Any) -> None:
+    """GKE: the pods' state and the cost so far (tfcli/gke/watch.py), with the max_cost warning from 80 %."""
+    from rich.markup import escape
+
+    cluster = current.cluster or {}
+    if cluster.get("error"):
+        err().print(f"[yellow]warning:[/] cannot read the cluster: {escape(cluster['error'])}")
+    elif cluster.get("summary"):
+        out().print(f"  pods: {cluster['summary']}", markup=False)
+    if current.cost is None:
+        return
+    from tfcli.gke.cost import budget_warning
+
+    cost = current.cost
+    limit = f" of max_cost ${cost['max_cost']:,.2f}" if cost.get("max_cost") else ""
+    out().print(f"  cost so far: ${cost['usd']:,.2f}{limit} (list prices of {cost['prices_as_of']}; nodes now up)")
+    for item in cost["items"]:
+        out().print(f"    {item['item']}: {item['hours']:,.2f} h, ${item['usd']:,.2f}", markup=False)
+    if warning := budget_warning(cost["usd"], cost.get("max_cost")):
+        err().print(f"[yellow]warning:[/] {current.name}: {escape(warning)}")
 
 
 @app.command()
@@ -263,8 +299,9 @@ def logs(
     experiment: Name,
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing while it runs.")] = False,
     worker: Annotated[int | None, typer.Option("--worker", help="An env-worker's log (distributed).")] = None,
+    tail: Annotated[int | None, typer.Option("--tail", help="Start with the last N lines.")] = None,
 ) -> None:
-    """Print the trainer's log (or an env-worker's)."""
+    """Print the trainer's log (or an env-worker's); on GKE streamed from the cluster."""
     from tfcli.experiments.run import follow_log
 
     store = _context()
@@ -273,6 +310,7 @@ def logs(
         store.get(experiment),
         follow=follow,
         worker=worker,
+        tail=tail,
         write=lambda text: out().print(text, end="", markup=False, highlight=False),
     )
 

@@ -206,17 +206,25 @@ def follow_log(
     follow: bool,
     worker: int | None,
     write: Callable[[str], None],
+    tail: int | None = None,
 ) -> None:
-    """Print a log file; with ``follow``, keep printing what is appended until the run ends."""
+    """Print a log (its last ``tail`` lines); with ``follow``, keep printing what is appended until the run ends.
+    On GKE the log comes from the cluster (:mod:`tfcli.gke.logs`)."""
+    if tail is not None and tail < 0:
+        raise InvalidInput(f"--tail: expected a number of lines >= 0, got {tail}")
     if experiment.run_record().get("backend") == "gke":
-        from tfcli.gke import experiments as gke
+        from tfcli.gke.logs import stream_logs
 
-        raise gke.logs_help(experiment, store.project, worker=worker, follow=follow)
+        stream_logs(experiment, store.project, follow=follow, worker=worker, tail=tail, write=write)
+        return
     name = "trainer.log" if worker is None else f"env-worker-{worker}.log"
     path = experiment.logs / name
     if not path.exists():
         raise TfcliError(f"experiment '{experiment.name}' has no {name} yet", hint="start it first")
     with open(path, errors="replace") as handle:
+        if tail is not None:
+            lines = handle.readlines()
+            write("".join(lines[len(lines) - tail :] if tail else []))
         while True:
             chunk = handle.read()
             if chunk:

@@ -47,6 +47,8 @@ class Status:
     timesteps_per_second: float | None  # the trainer's: the whole run once ended, the last episodes while running
     pid: int | None
     detail: str
+    cluster: dict[str, Any] | None = None  # GKE: the pods' state in words (tfcli/gke/pod_states.py), or an error
+    cost: dict[str, Any] | None = None  # GKE, a cluster of its own: the cost so far (tfcli/gke/cost.py)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -362,6 +362,9 @@ def status(experiment: ExperimentDir, project: ProjectDir, *, stacks: Stacks | N
         suspended = bool(state.outputs.get("suspended"))
         if reported in FINAL:
             current = str(reported)
+        elif reported == "paused" and str(result.get("reason", "")).startswith("max_cost"):
+            current = "paused"  # the trainer paused itself at max_cost; its Job has ended
+            detail = str(result["reason"])
         elif suspended:
             current = "paused" if reported == "paused" else "pausing"
         else:
@@ -379,7 +382,7 @@ def status(experiment: ExperimentDir, project: ProjectDir, *, stacks: Stacks | N
         else:
             current = "new"
     final = current in ("completed", "failed", "paused", "stopped") and bool(result)
-    return status_from(
+    current_status = status_from(
         experiment.name,
         spec,
         backend="gke",
@@ -389,33 +392,8 @@ def status(experiment: ExperimentDir, project: ProjectDir, *, stacks: Stacks | N
         final=final,
         detail=detail,
     )
+    if not state.deployed:
+        return current_status
+    from tfcli.gke.watch import observe
 
-
-def logs_help(experiment: ExperimentDir, project: ProjectDir, *, worker: int | None, follow: bool) -> TfcliError:
-    """tfcli has no Kubernetes client: the error that says how to read the logs with kubectl."""
-    outputs: dict[str, Any] = {}
-    with contextlib.suppress(TfcliError):
-        outputs = Stacks(project).state(experiment.name).outputs
-    namespace = outputs.get("namespace", f"tfcli-{experiment.name}")
-    cluster = outputs.get("clusterName", "CLUSTER")
-    location = outputs.get("clusterLocation", project.settings.location)
-    flag = " -f" if follow else ""
-    if worker is None:
-        logs = f"kubectl logs{flag} -n {namespace} -l app.kubernetes.io/component=learner --tail=-1"
-    else:
-        logs = (
-            f"kubectl logs{flag} -n {namespace} -l app.kubernetes.io/component=env-worker,"
-            f"batch.kubernetes.io/job-completion-index={worker} --tail=-1"
-        )
-    return TfcliError(
-        "\n".join(
-            [
-                f"experiment '{experiment.name}' runs on GKE; tfcli cannot stream its logs (it has no Kubernetes "
-                "client). With kubectl:",
-                f"  gcloud container clusters get-credentials {cluster} --location {location} "
-                f"--project {project.settings.gcp_project}",
-                f"  {logs}",
-            ]
-        ),
-        hint="Cloud Logging keeps them too (resource type k8s_container, namespace " + namespace + ")",
-    )
+    return observe(current_status, state.outputs, project, spec)

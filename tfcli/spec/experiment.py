@@ -44,6 +44,8 @@ class Experiment(StrictModel):
     saver_frequency: Frequency | None = None
     summary_frequency: SummaryFrequency | None = None
     seed: int | None = Field(default=None, ge=0, le=2**32 - 1)
+    # Dollars: on GKE the trainer pauses itself once its run has cost this much (trainer/hooks/cost_limit.py).
+    max_cost: float | None = Field(default=None, gt=0)
 
     @field_validator("num_parameter_servers")
     @classmethod

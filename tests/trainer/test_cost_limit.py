@@ -1,0 +1,103 @@
+"""``max_cost``: the trainer, handed its hourly price by the stack (``TFCLI_HOURLY_PRICE``), pauses itself once the
+run has cost that much — checkpoint, ``status: paused`` with the reason, exit 3 — and counts the time of earlier
+segments after a resume. Real tiny runs with a very high price, as the containers run them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trainer_testkit import complete_checkpoints, finish, read_progress, read_result, trainer_process
+
+from trainer.hooks.cost_limit import CostLimit, cost_limit_reason, parse_hourly_price
+from trainer.results import COST_LIMIT_EXIT_CODE
+from trainer.signals import StopRequest
+from trainer.state import RunState
+
+PRICE = 720.0  # dollars per hour: 20 cents per second of training
+BUDGET = 10_000_000  # never reached: the cost limit ends the runs
+
+
+def run_with_price(spec: Path, output: Path) -> tuple[int, str]:
+    return finish(trainer_process("run", "--spec", str(spec), "--output", str(output)), timeout=300)
+
+
+def dollars(reason: str) -> tuple[float, float]:
+    match = re.fullmatch(r"max_cost reached \(\$([0-9.,]+) of \$([0-9.,]+)\)", reason)
+    assert match, reason
+    return float(match.group(1).replace(",", "")), float(match.group(2).replace(",", ""))
+
+
+def test_the_run_pauses_itself_at_max_cost_and_counts_resumed_time(
+    tmp_path: Path, spec_file: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TFCLI_HOURLY_PRICE", str(PRICE))
+    output = tmp_path / "out"
+    spec = spec_file(total_timesteps=BUDGET, max_cost=1.0, saver_frequency="1000000t")
+
+    code, stderr = run_with_price(spec, output)
+    assert code == COST_LIMIT_EXIT_CODE, stderr
+    first = read_result(output)
+    assert first["status"] == "paused"
+    accrued, limit = dollars(first["reason"])
+    assert limit == 1.0 and accrued >= 1.0
+    assert accrued <= first["wall_seconds"] * PRICE / 3600 + 0.005  # counted on the run's wall time (+ checkpoint)
+    assert 0 < first["timesteps"] < BUDGET
+    assert complete_checkpoints(output)[-1]["timesteps"] == first["timesteps"]  # it checkpointed
+    assert "max_cost reached" in stderr and "raise max_cost" in stderr
+
+    # Started again with the same limit: the checkpoint's wall time already spent it, so it trains no step.
+    code, stderr = run_with_price(spec, output)
+    assert code == COST_LIMIT_EXIT_CODE, stderr
+    again = read_result(output)
+    assert again["status"] == "paused" and again["timesteps"] == first["timesteps"]
+    assert dollars(again["reason"])[1] == 1.0
+
+    # A higher limit continues from the checkpoint until the new limit.
+    spec = spec_file(total_timesteps=BUDGET, max_cost=2.0, saver_frequency="1000000t")
+    code, stderr = run_with_price(spec, output)
+    assert code == COST_LIMIT_EXIT_CODE, stderr
+    last = read_result(output)
+    accrued, limit = dollars(last["reason"])
+    assert limit == 2.0 and accrued >= 2.0
+    assert last["timesteps"] > first["timesteps"]
+    episodes = read_progress(output)
+    assert [line["episode"] for line in episodes] == list(range(1, len(episodes) + 1))  # none listed twice
+
+
+def test_without_a_price_max_cost_does_not_stop_the_run(tmp_path: Path, spec_file: Any) -> None:
+    """A local run has no price: ``max_cost`` is the GKE run's limit, and the budget ends this one."""
+    output = tmp_path / "out"
+    spec = spec_file(total_timesteps=300, max_cost=0.0001)
+    code, stderr = finish(trainer_process("run", "--spec", str(spec), "--output", str(output)), timeout=300)
+    assert code == 0, stderr
+    assert read_result(output)["status"] == "completed" and "reason" not in read_result(output)
+
+
+def test_a_bad_price_is_invalid_input(tmp_path: Path, spec_file: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TFCLI_HOURLY_PRICE", "two dollars")
+    code, stderr = finish(trainer_process("run", "--spec", str(spec_file(episodes=1)), "--output", str(tmp_path)))
+    assert code == 2
+    assert "TFCLI_HOURLY_PRICE" in stderr and "Traceback" not in stderr
+
+
+def test_accrued_cost_is_price_times_all_segments_wall_time() -> None:
+    state = RunState(earlier_wall_seconds=1800.0)  # half an hour before the resume
+    state.started -= 900.0  # and a quarter of an hour in this process
+    stop = StopRequest()
+    limit = CostLimit(max_cost=10.0, hourly_price=4.0, stop=stop)
+    assert limit.accrued(state) == pytest.approx(3.0, abs=1e-3)
+    limit.check(state)
+    assert not stop.requested
+    CostLimit(3.0, 4.0, stop).check(state)
+    assert stop.requested and stop.reason == cost_limit_reason(3.0, 3.0) == "max_cost reached ($3.00 of $3.00)"
+
+
+def test_the_price_variable() -> None:
+    assert parse_hourly_price(None) is None and parse_hourly_price(" ") is None
+    assert parse_hourly_price("1.25") == 1.25
+    for bad in ("-1", "nan", "inf", "x"):
+        with pytest.raises(ValueError):
+            parse_hourly_price(bad)

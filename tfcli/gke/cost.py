@@ -1,0 +1,101 @@
+"""What a GKE experiment has cost so far: node-hours of its cluster's pools by machine, GPU and spot/on-demand,
+priced from the dated table in :mod:`infra.prices`, plus GKE's cluster fee.
+
+Node-hours come from the Kubernetes Node objects (machine type, GPU type and count, spot, and their creation time)
+and the fee's hours from the cluster's age (its ``kube-system`` namespace is made with it). Only the nodes that exist
+now are counted: a node the autoscaler removed is gone from the API with its hours, so after a scale-down the figure
+is a floor. Boot disks are left out (about 2 % of a GPU node's price). An experiment on a shared cluster is billed
+through that cluster's stack, so this is for an experiment with a cluster of its own.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from infra import prices
+
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+SPOT_LABELS = ("cloud.google.com/gke-spot", "cloud.google.com/gke-preemptible")
+ACCELERATOR = "cloud.google.com/gke-accelerator"
+POOL = "cloud.google.com/gke-nodepool"
+GPU_RESOURCE = "nvidia.com/gpu"
+WARN_FRACTION = 0.8  # `status` warns from 80 % of max_cost
+
+
+@dataclass(frozen=True)
+class CostItem:
+    item: str
+    hours: float  # node-hours, GPU-hours or cluster-hours
+    usd: float
+
+
+@dataclass(frozen=True)
+class AccruedCost:
+    usd: float
+    items: tuple[CostItem, ...]
+    as_of: str = prices.AS_OF
+    unpriced: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "usd": round(self.usd, 4),
+            "items": [vars(item) for item in self.items],
+            "prices_as_of": self.as_of,
+            "unpriced": list(self.unpriced),
+        }
+
+
+def parse_time(text: str) -> datetime:
+    """An API timestamp (``2026-11-24T10:00:00Z``) as an aware datetime."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _hours(created: str, now: datetime) -> float:
+    return max(0.0, (now - parse_time(created)).total_seconds() / 3600)
+
+
+def accrued_cost(nodes: list[dict[str, Any]], *, cluster_created: str | None, now: datetime) -> AccruedCost:
+    """The cost of these nodes since each was created, and of the cluster fee since ``cluster_created`` (None: the
+    cluster is not the experiment's own)."""
+    machine_hours: dict[tuple[str, str, bool], float] = defaultdict(float)
+    gpu_hours: dict[tuple[str, bool], float] = defaultdict(float)
+    for node in nodes:
+        labels = node["metadata"].get("labels") or {}
+        hours = _hours(node["metadata"]["creationTimestamp"], now)
+        spot = any(labels.get(label) == "true" for label in SPOT_LABELS)
+        machine_hours[(labels.get(POOL, "?"), labels.get(INSTANCE_TYPE, "?"), spot)] += hours
+        gpus = int(((node.get("status") or {}).get("capacity") or {}).get(GPU_RESOURCE, 0) or 0)
+        if gpus and labels.get(ACCELERATOR):
+            gpu_hours[(labels[ACCELERATOR], spot)] += hours * gpus
+    items: list[CostItem] = []
+    unpriced: list[str] = []
+    for (pool, machine, spot), hours in sorted(machine_hours.items()):
+        rate = prices.machine_hourly(machine, spot=spot)
+        label = f"{pool}: {machine} ({'spot' if spot else 'on-demand'}) node-hours"
+        if rate is None:
+            unpriced.append(machine)
+        items.append(CostItem(label, hours, hours * (rate or 0.0)))
+    for (gpu, spot), hours in sorted(gpu_hours.items()):
+        rate = prices.gpu_hourly(gpu, spot=spot)
+        if rate is None:
+            unpriced.append(gpu)
+        items.append(CostItem(f"{gpu} GPU ({'spot' if spot else 'on-demand'}) GPU-hours", hours, hours * (rate or 0.0)))
+    if cluster_created is not None:
+        hours = _hours(cluster_created, now)
+        items.append(CostItem("GKE cluster management fee, hours", hours, hours * prices.GKE_CLUSTER_FEE_HOUR))
+    return AccruedCost(sum(item.usd for item in items), tuple(items), unpriced=tuple(unpriced))
+
+
+def budget_warning(accrued: float, max_cost: float | None) -> str:
+    """The warning ``status`` prints from 80 % of ``max_cost`` ("" below it or without one)."""
+    if max_cost is None or accrued < WARN_FRACTION * max_cost:
+        return ""
+    if accrued >= max_cost:
+        return f"cost ${accrued:,.2f} has reached max_cost ${max_cost:,.2f}: the trainer pauses itself"
+    return (
+        f"cost ${accrued:,.2f} is {accrued / max_cost:.0%} of max_cost ${max_cost:,.2f}; "
+        "the trainer pauses itself at the limit"
+    )

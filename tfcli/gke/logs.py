@@ -1,0 +1,62 @@
+"""``tfcli experiment logs`` on GKE: the learner's (or one env worker's) log, streamed from the cluster.
+
+The pod is the newest of its role (a preempted learner's successor, not the pod it replaced); a pod that has not
+started has no log yet, and the error says why it waits (:mod:`tfcli.gke.pod_states`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tfcli.errors import TfcliError
+from tfcli.experiments.store import ExperimentDir
+from tfcli.gke.automation import Stacks
+from tfcli.project import ProjectDir
+
+
+def selector(experiment: str, worker: int | None) -> str:
+    """The label selector of the learner's pods, or of env worker ``worker``'s."""
+    base = f"app.kubernetes.io/instance={experiment}"
+    if worker is None:
+        return f"{base},app.kubernetes.io/component=learner"
+    return f"{base},app.kubernetes.io/component=env-worker,batch.kubernetes.io/job-completion-index={worker}"
+
+
+def stream_logs(
+    experiment: ExperimentDir,
+    project: ProjectDir,
+    *,
+    follow: bool,
+    worker: int | None,
+    tail: int | None,
+    write: Callable[[str], None],
+    stacks: Stacks | None = None,
+) -> None:
+    """Write the pod's log; with ``follow``, keep writing until its container ends."""
+    from tfcli.gke.kube import kube_for
+    from tfcli.gke.pod_states import pod_state
+
+    state = (stacks or Stacks(project)).state(experiment.name)
+    if not state.deployed:
+        raise TfcliError(
+            f"experiment '{experiment.name}' is not deployed on GKE, so it has no logs there",
+            hint=f"`tfcli experiment download -e {experiment.name}` copied its results when it was stopped",
+        )
+    outputs: dict[str, Any] = state.outputs
+    namespace = str(outputs.get("namespace") or f"tfcli-{experiment.name}")
+    kube = kube_for(outputs, project)
+    who = "the learner" if worker is None else f"env worker {worker}"
+    pods = kube.pods(namespace, selector(experiment.name, worker))
+    if not pods:
+        hint = f"`tfcli experiment status -e {experiment.name}` says what it waits for"
+        if worker is not None and outputs.get("runMode") != "distributed":
+            hint = "--worker is for distributed runs (their env workers); leave it out for the learner's log"
+        raise TfcliError(f"{who} of '{experiment.name}' has no pod (yet)", hint=hint)
+    pod = max(pods, key=lambda p: str(p["metadata"].get("creationTimestamp") or ""))
+    current = pod_state(pod, kube.events(namespace) if pod["status"].get("phase") == "Pending" else [])
+    if current.state in ("pending", "image-pull-error"):
+        raise TfcliError(f"{who} has no log yet: its pod is {current.state}: {current.reason}")
+    container = "learner" if worker is None else "env-worker"
+    for chunk in kube.log_chunks(namespace, pod["metadata"]["name"], container, follow=follow, tail=tail):
+        write(chunk.decode(errors="replace"))

@@ -1,0 +1,45 @@
+"""The cluster half of a GKE experiment's status: its pods' state (:mod:`tfcli.gke.pod_states`) and its cost so far
+(:mod:`tfcli.gke.cost`), read through the Kubernetes API. A status without them is still a status: a stack without a
+kubeconfig output says nothing here, and a cluster that cannot be read says why in ``cluster["error"]``."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+from typing import Any
+
+from tfcli.errors import TfcliError
+from tfcli.experiments.status import Status
+from tfcli.project import ProjectDir
+
+
+def observe(status: Status, outputs: dict[str, Any], project: ProjectDir, spec: dict[str, Any]) -> Status:
+    """``status`` with its ``cluster`` and ``cost`` filled in (and ``failed`` when the learner's Job failed)."""
+    if not outputs.get("kubeconfig"):
+        return status
+    from tfcli.gke.cost import accrued_cost
+    from tfcli.gke.kube import kube_for
+    from tfcli.gke.pod_states import cluster_view
+
+    namespace = str(outputs.get("namespace") or f"tfcli-{status.name}")
+    try:
+        kube = kube_for(outputs, project)
+        view = cluster_view(
+            kube.pods(namespace, f"app.kubernetes.io/instance={status.name}"),
+            kube.events(namespace),
+            kube.jobs(namespace),
+        )
+        cost = None
+        if not outputs.get("sharedClusterStack"):
+            created = (kube.namespace("kube-system").get("metadata") or {}).get("creationTimestamp")
+            cost = accrued_cost(kube.nodes(), cluster_created=created, now=datetime.now(UTC))
+    except TfcliError as error:
+        return dataclasses.replace(status, cluster={"error": error.message.splitlines()[0]})
+    changes: dict[str, Any] = {"cluster": view.as_json()}
+    if cost is not None:
+        changes["cost"] = {**cost.as_json(), "max_cost": spec.get("max_cost")}
+    learner_job = view.jobs.get("learner", "")
+    if status.state == "running" and learner_job.startswith("Failed"):
+        changes["state"] = "failed"
+        changes["detail"] = status.detail or (view.learner.reason if view.learner else learner_job)
+    return dataclasses.replace(status, **changes)
