@@ -52,8 +52,9 @@ _TIMESTEP_UPDATES |= {"ac": 1.0, "a2c": 1.0}
 # agents whose ``memory`` is a batch memory ("minimum": the least). An agent built only to act needs neither.
 _REPLAY_MEMORY = frozenset({"dqn", "double_dqn", "ddqn", "dueling_dqn", "dpg", "ddpg"})
 _BATCH_MEMORY = frozenset({"ppo", "trpo", "vpg", "reinforce", "a2c", "ac"})
-# An agent that only acts is given this episode limit: TensorForce sizes its episode buffers and the least memory by
-# the limit (4,500 Atari states of 110 KB each for the flagship), and acting in independent mode never reads them.
+# An agent that only acts is given this episode limit (or its ``horizon``, which TensorForce wants within the limit,
+# if longer): TensorForce sizes its episode buffers and the least memory by the limit (4,500 Atari states of 110 KB
+# each for the flagship), and acting in independent mode never reads them.
 ACTING_EPISODE_BOUND = 2
 # What TensorForce raises for arguments it cannot build an agent from: its own error, a bare assert (see above),
 # an argument a layer or optimizer does not take (TypeError), or a value or name it cannot use.
@@ -174,7 +175,10 @@ def build_agent(
     if acting_only:
         _least_memory(agent.agent, arguments)
         # Independent acts neither record nor check episode lengths; the limit only sizes buffers and memory.
-        arguments["max_episode_timesteps"] = ACTING_EPISODE_BOUND
+        horizon = arguments.get("horizon")
+        bound = max(ACTING_EPISODE_BOUND, horizon if isinstance(horizon, int) else 0)
+        limit = arguments["max_episode_timesteps"]
+        arguments["max_episode_timesteps"] = bound if limit is None else min(bound, limit)
     log.debug("agent arguments: %s", arguments)
     try:
         return Agent.create(**arguments)

@@ -199,16 +199,24 @@ def acting_agent(experiment: Experiment, environment: PlayEnvironment, seed: int
     )
     if problems:
         raise InvalidInput(problems)
-    with quiet_tensorforce():
-        return build_agent(
-            experiment.agent,
-            environment=environment,
-            network=experiment.network,
-            max_episode_timesteps=None,
-            parallel_interactions=1,
-            seed=seed,
-            acting_only=True,
-        )
+
+    def build(acting_only: bool) -> Any:
+        with quiet_tensorforce():
+            return build_agent(
+                experiment.agent,
+                environment=environment,
+                network=experiment.network,
+                max_episode_timesteps=None,
+                parallel_interactions=1,
+                seed=seed,
+                acting_only=acting_only,
+            )
+
+    try:
+        return build(acting_only=True)
+    except InvalidInput as error:  # an argument that wants longer episodes or more memory: build it as it trained
+        log.info("the agent does not build with the least memory (%s); building it in full", error)
+        return build(acting_only=False)
 
 
 @contextlib.contextmanager

@@ -114,3 +114,20 @@ def test_a_checkpoint_pruned_while_it_is_linked_is_passed_over(tmp_path: Path, m
     assert not private.exists()  # removed afterwards; the original is untouched
     assert sorted(p.name for p in checkpoints.iterdir()) == ["4", "5"]
     assert (checkpoints / "4" / MARKER).is_file()
+
+
+@pytest.mark.parametrize("agent", ["vpg", "trpo", "a2c", "dqn"])
+def test_every_bundled_agent_plays_its_own_checkpoint(tmp_path: Path, agent: str) -> None:
+    """Each algorithm's memory and episode limit are shrunk its own way for acting (:func:`build_agent`)."""
+    from tfcli.spec.documents import read_document
+    from tfcli.spec.library import ConfigLibrary
+
+    library = ConfigLibrary.for_project(tmp_path)
+    arguments = read_document(library.require("agents", agent, where=""))
+    if isinstance(arguments.get("memory"), int):
+        arguments["memory"] = 2_000  # a replay memory of the bundled 10,000 CartPole states is only slower to save
+    experiment = cartpole(agent=arguments, run_mode="multi-threaded", num_workers=2, total_timesteps=200)
+    assert run(RunConfig(experiment, tmp_path, progress_bar=False, agent_summaries=False)).status == "completed"
+    played = play(experiment, tmp_path, episodes=1, deterministic=True)
+    ((episode,),) = [played.episodes]
+    assert episode.episode_return == episode.length >= 1 and played.trained_timesteps == 200
