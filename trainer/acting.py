@@ -50,10 +50,13 @@ class Learning:
 
 
 class Evaluating:
-    """``deterministic: true``: greedy independent acts, no learning (see the module docstring)."""
+    """``deterministic: true``: greedy independent acts, no learning (see the module docstring). With
+    ``deterministic=False`` the acts sample from the policy, as in training, and are still not learned from (what
+    ``tfcli experiment play`` does by default)."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Any, *, deterministic: bool = True) -> None:
         self._agent = agent
+        self._deterministic = deterministic
         self._recurrent = len(agent.internals_spec) > 0
         self._internals: dict[int, Any] = {}
 
@@ -63,12 +66,12 @@ class Evaluating:
 
     def act(self, indices: Sequence[int], states: Sequence[Any]) -> list[Any]:
         if not self._recurrent:
-            return list(self._agent.act(states=list(states), independent=True, deterministic=True))
+            return list(self._agent.act(states=list(states), independent=True, deterministic=self._deterministic))
         actions, internals = self._agent.act(
             states=list(states),
             internals=[self._internals[index] for index in indices],
             independent=True,
-            deterministic=True,
+            deterministic=self._deterministic,
         )
         self._internals.update(zip(indices, internals, strict=True))
         return list(actions)

@@ -55,6 +55,14 @@ _TIMESTEP_UPDATES |= {"ac": 1.0, "a2c": 1.0}
 # built from, and no bundled environment has action masks; without both, cartpole-ppo (16 environments) runs its
 # 10,000 first timesteps ~15% faster and learns exactly the same returns (bench/trainer.py measures it).
 EXECUTION_CONFIG = {"create_tf_assertions": False, "enable_int_action_masking": False}
+# Agents whose ``memory`` argument is a replay memory's capacity (None: the least the agent can work with), and the
+# agents whose ``memory`` is a batch memory ("minimum": the least). An agent built only to act needs neither.
+_REPLAY_MEMORY = frozenset({"dqn", "double_dqn", "ddqn", "dueling_dqn", "dpg", "ddpg"})
+_BATCH_MEMORY = frozenset({"ppo", "trpo", "vpg", "reinforce", "a2c", "ac"})
+# An agent that only acts is given this episode limit (or its ``horizon``, which TensorForce wants within the limit,
+# if longer): TensorForce sizes its episode buffers and the least memory by the limit (4,500 Atari states of 110 KB
+# each for the flagship), and acting in independent mode never reads them.
+ACTING_EPISODE_BOUND = 2
 # What TensorForce raises for arguments it cannot build an agent from: its own error, a bare assert (see above),
 # an argument a layer or optimizer does not take (TypeError), or a value or name it cannot use.
 _SPEC_ERRORS: tuple[type[Exception], ...] = (TypeError, ValueError, KeyError, AssertionError)
@@ -139,6 +147,7 @@ def build_agent(
     parallel_interactions: int = 1,
     seed: int | None = None,
     summarizer: Mapping[str, Any] | None = None,
+    acting_only: bool = False,
 ) -> Any:
     """A ready TensorForce agent (``tensorforce.Agent``) for ``environment``; close it with ``agent.close()``.
 
@@ -152,6 +161,10 @@ def build_agent(
     a bare ``AssertionError`` (PPO, TRPO and VPG: a ``baseline`` without a ``baseline_optimizer``, or the other way
     round). Those come from the user's agent spec, so they become :class:`InvalidInput` naming the agent and the
     problem (exit code 2, no traceback).
+
+    ``acting_only``: the agent will only act (``tfcli experiment play``), so its memory is made as small as the agent
+    allows and its episode buffers as short as it allows: the flagship DQN's replay memory of 10,000 Atari states
+    alone is 1.1 GB. Such an agent can only ``act(independent=True)``.
     """
     compat.apply()
     from tensorforce import Agent, TensorforceError
@@ -167,11 +180,29 @@ def build_agent(
     arguments["config"] = {**EXECUTION_CONFIG, **arguments.get("config", {})}
     if summarizer is not None:
         arguments["summarizer"] = dict(summarizer)
+    if acting_only:
+        _least_memory(agent.agent, arguments)
+        # Independent acts neither record nor check episode lengths; the limit only sizes buffers and memory.
+        horizon = arguments.get("horizon")
+        bound = max(ACTING_EPISODE_BOUND, horizon if isinstance(horizon, int) else 0)
+        limit = arguments["max_episode_timesteps"]
+        arguments["max_episode_timesteps"] = bound if limit is None else min(bound, limit)
     log.debug("agent arguments: %s", arguments)
     try:
         return Agent.create(**arguments)
     except (TensorforceError, *_SPEC_ERRORS) as error:
         raise InvalidInput(f"agent: cannot build the {agent.agent} agent: {_problem(error)}") from error
+
+
+def _least_memory(agent: str, arguments: dict[str, Any]) -> None:
+    if "memory" not in arguments:
+        return
+    if agent in _REPLAY_MEMORY:
+        arguments["memory"] = None
+    elif agent in _BATCH_MEMORY:
+        arguments["memory"] = "minimum"
+    else:  # the generic agent: its default memory (None: the least)
+        arguments.pop("memory")
 
 
 def agent_summarizer(directory: Path) -> dict[str, Any]:

@@ -174,7 +174,7 @@ def preflight(experiment: Experiment) -> Preflight:
 
 
 @contextlib.contextmanager
-def _quiet_tensorforce() -> Iterator[None]:
+def quiet_tensorforce() -> Iterator[None]:
     """TensorForce logs notes to the root logger while building ("Infinite min_value bound for state."): they say
     nothing to someone validating a spec, and the trainer's own log keeps them."""
     logging.disable(logging.WARNING)
@@ -207,7 +207,7 @@ def _build_and_step(
     from trainer.acting import acting_for
     from trainer.agents import build_agent  # imports TensorFlow
 
-    with _quiet_tensorforce():
+    with quiet_tensorforce():
         agent = build_agent(
             experiment.agent,
             environment=_Specs(environment, limit),

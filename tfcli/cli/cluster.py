@@ -30,18 +30,32 @@ def _store() -> Any:
 
 @app.command()
 def create(
-    file: Annotated[str, typer.Option("--file", "-f", help="Cluster spec: a path or a config-library name.")],
-    cluster: Annotated[str | None, typer.Option("--cluster", "-c", help="Name (default: the spec's).")] = None,
-    num_nodes: Annotated[int | None, typer.Option("--num-nodes", help="Nodes to start with.")] = None,
-    machine_type: Annotated[str | None, typer.Option("--machine-type", help="GCE machine type.")] = None,
-    disk_size: Annotated[int | None, typer.Option("--disk-size", help="Boot disk per node, GB.")] = None,
+    file: Annotated[
+        str | None,
+        typer.Option("--file", "-f", help="Cluster spec: a path or a config-library name (optional: flags alone do)."),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option("--cluster", "-c", "--name", "-n", help="Name (default: the spec's; required without -f)."),
+    ] = None,
+    num_nodes: Annotated[
+        int | None, typer.Option("--num-nodes", "--size", "-s", help="Nodes to start with (default 3).")
+    ] = None,
+    machine_type: Annotated[
+        str | None, typer.Option("--machine-type", "-m", help="GCE machine type (required without -f).")
+    ] = None,
+    disk_size: Annotated[
+        int | None, typer.Option("--disk-size", "-d", help="Boot disk per node, GB (default 100).")
+    ] = None,
     gpu_type: Annotated[
         str | None, typer.Option("--gpu-type", help="GPU type (nvidia-tesla-t4, nvidia-l4, ...).")
     ] = None,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", help="GPUs per node.")] = None,
     spot: Annotated[bool | None, typer.Option("--spot/--on-demand", help="Spot VMs (cheaper, reclaimable).")] = None,
 ) -> None:
-    """Create (or repair) a shared cluster from a spec, flags overriding its keys: its stack, then `pulumi up`."""
+    """Create (or repair) a shared cluster from a spec (-f), flags overriding its keys, or from flags alone
+    (-n NAME -m MACHINE_TYPE [-s SIZE] [-d DISK_SIZE], as the original client's `cluster create`): its stack,
+    then `pulumi up`."""
     from tfcli.cli.stack_progress import RichUpdateObserver
     from tfcli.gke.clusters import create_cluster
 
@@ -97,7 +111,7 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable
 @app.command()
 def delete(
     cluster: Annotated[list[str] | None, typer.Option("--cluster", "-c", help="Cluster name (repeatable).")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Every shared cluster of the project.")] = False,
+    all_: Annotated[bool, typer.Option("--all", "-A", help="Every shared cluster of the project.")] = False,
 ) -> None:
     """Destroy shared clusters and remove their stacks; refused while an experiment runs on one."""
     from tfcli.cli.stack_progress import RichUpdateObserver

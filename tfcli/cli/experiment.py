@@ -37,21 +37,34 @@ def _context() -> Any:
 
 @app.command()
 def new(
-    file: Annotated[str, typer.Option("--file", "-f", help="Experiment spec: a path or a config-library name.")],
-    name: Annotated[str | None, typer.Option("--name", "-n", help="Name (default: the spec's).")] = None,
-    agent: Annotated[str | None, typer.Option(help="Agent: name, path (or inline in the spec).")] = None,
-    network: Annotated[str | None, typer.Option(help="Network: name or path.")] = None,
-    environment: Annotated[str | None, typer.Option(help="Environment: name or path.")] = None,
-    cluster: Annotated[str | None, typer.Option("--cluster", "-c", help="Cluster: name or path.")] = None,
-    episodes: Annotated[int | None, typer.Option(help="Episode budget (all workers).")] = None,
-    total_timesteps: Annotated[int | None, typer.Option(help="Timestep budget (all workers).")] = None,
+    file: Annotated[
+        str | None,
+        typer.Option(
+            "--file", "-f", help="Experiment spec: a path or a config-library name (optional: flags alone do)."
+        ),
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", "-n", help="Name (default: the spec's; required without -f).")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", "-A", help="Agent: name or path (or inline in the spec).")
+    ] = None,
+    network: Annotated[str | None, typer.Option("--network", "-M", help="Network: name or path.")] = None,
+    environment: Annotated[str | None, typer.Option("--environment", "-E", help="Environment: name or path.")] = None,
+    cluster: Annotated[str | None, typer.Option("--cluster", "-c", "-C", help="Cluster: name or path.")] = None,
+    episodes: Annotated[int | None, typer.Option("--episodes", "-e", help="Episode budget (all workers).")] = None,
+    total_timesteps: Annotated[
+        int | None, typer.Option("--total-timesteps", "-t", help="Timestep budget (all workers).")
+    ] = None,
     max_timesteps_per_episode: Annotated[int | None, typer.Option(help="Cut episodes at this length.")] = None,
     deterministic: Annotated[
-        bool | None, typer.Option("--deterministic/--stochastic", help="Act without exploration.")
+        bool | None, typer.Option("--deterministic/--stochastic", "-d", help="Act without exploration.")
     ] = None,
     run_mode: Annotated[str | None, typer.Option(help="single, multi-threaded or distributed.")] = None,
     num_workers: Annotated[int | None, typer.Option("--num-workers", "-w", help="Environments / env-workers.")] = None,
-    num_parameter_servers: Annotated[int | None, typer.Option(help="0 or 1 (the learner).")] = None,
+    num_parameter_servers: Annotated[
+        int | None, typer.Option("--num-parameter-servers", "-p", help="0 or 1 (the learner).")
+    ] = None,
     repeat_actions: Annotated[int | None, typer.Option(help="Repeat each action this many times.")] = None,
     saver_frequency: Annotated[str | None, typer.Option(help="Checkpoint every 600s, 100e or 5000t.")] = None,
     summary_frequency: Annotated[str | None, typer.Option(help="Summaries every 120s or 5000t.")] = None,
@@ -59,10 +72,11 @@ def new(
         bool | None, typer.Option("--debug-logging/--no-debug-logging", help="Verbose trainer logs.")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
-    start: Annotated[bool, typer.Option("--start", help="Start it right away (as `experiment start`).")] = False,
+    start: Annotated[bool, typer.Option("--start", "-s", help="Start it right away (as `experiment start`).")] = False,
     local: Annotated[bool, typer.Option("--local", help="With --start: run on this machine.")] = False,
 ) -> None:
-    """Create an experiment from a spec, with flags overriding the spec's keys."""
+    """Create an experiment from a spec (-f), with flags overriding the spec's keys, or from flags alone
+    (-n NAME -A AGENT -E ENVIRONMENT and a budget, as the original client's `experiment new`)."""
     from tfcli.experiments.create import create_experiment
 
     overrides = {
@@ -162,7 +176,7 @@ def start(
         bool | None,
         typer.Option("--wait/--detach", help="Wait for the end (default locally) or return at once (default on GKE)."),
     ] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue a paused experiment.")] = False,
+    resume: Annotated[bool, typer.Option("--resume", "-R", help="Continue a paused experiment.")] = False,
     restart: Annotated[bool, typer.Option("--restart", help="Delete earlier results and start over.")] = False,
 ) -> None:
     """Start an experiment by name (-e) or straight from a spec (-f), locally or on GKE (`pulumi up`)."""
@@ -364,6 +378,68 @@ def download(experiment: Name) -> None:
     store = _context()
     path = download_results(store, store.get(experiment))
     out().print(f"Results of {experiment} are in {display_path(path)}")
+
+
+@app.command()
+def play(
+    experiment: Name,
+    episodes: Annotated[int, typer.Option("--episodes", min=1, help="Episodes to play.")] = 1,
+    checkpoint: Annotated[
+        str, typer.Option("--checkpoint", help="`latest` (the newest complete one) or a checkpoint's number.")
+    ] = "latest",
+    video: Annotated[
+        Path | None, typer.Option("--video", help="Record the episodes to this .mp4 or .gif file.")
+    ] = None,
+    deterministic: Annotated[
+        bool, typer.Option("--deterministic", help="Act greedily (default: sample from the policy, as in training).")
+    ] = False,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed the environment (default: the experiment's).")
+    ] = None,
+) -> None:
+    """Watch the agent play: load a checkpoint, play episodes, print their returns, optionally record a video.
+
+    Reads a copy of the checkpoint, so a run that is still training is not disturbed; a GKE run's checkpoints are
+    here after `tfcli experiment download`.
+    """
+    from tfcli.errors import InvalidInput
+
+    number: int | None = None
+    if checkpoint != "latest":
+        if not checkpoint.isdigit():
+            raise InvalidInput(f"--checkpoint: '{checkpoint}' is neither `latest` nor a checkpoint number")
+        number = int(checkpoint)
+    if video is not None:
+        from trainer.video import check_video_path
+
+        check_video_path(video)
+    store = _context()
+    found = store.get(experiment)
+    spec = found.spec()
+    from trainer.play import play as play_episodes
+
+    out().print(f"Loading {experiment}'s agent (TensorFlow starts) ...")
+    played = play_episodes(
+        spec,
+        found.results,
+        episodes=episodes,
+        checkpoint=number,
+        video=video,
+        deterministic=deterministic,
+        seed=seed,
+        on_episode=lambda e: out().print(f"  episode {e.number}: return {e.episode_return:g} ({e.length:,} steps)"),
+    )
+    returns = [e.episode_return for e in played.episodes]
+    out().print(
+        f"{experiment}, checkpoint {played.checkpoint} ({played.trained_timesteps:,} timesteps trained, "
+        f"loaded in {played.load_seconds:.1f} s): mean return {played.mean_return:g} over {len(returns)} episode(s)"
+        + (f" (min {min(returns):g}, max {max(returns):g})" if len(returns) > 1 else "")
+    )
+    if played.video is not None:
+        from tfcli.spec.documents import display_path
+
+        v = played.video
+        out().print(f"Video: {display_path(v.path)} ({v.frames:,} frames, {v.width}x{v.height}, {v.fps:g} fps)")
 
 
 Cluster = Annotated[

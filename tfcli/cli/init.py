@@ -13,7 +13,10 @@ from tfcli.cli.console import out
 def init(
     folder: Annotated[Path, typer.Argument(help="Project folder (created when missing).")] = Path("."),
     gcp_project: Annotated[
-        str | None, typer.Option("--gcp-project", "-r", help="GCP project ID; without one, experiments run locally.")
+        str | None,
+        typer.Option(
+            "--gcp-project", "--remote-project-id", "-r", help="GCP project ID; without one, experiments run locally."
+        ),
     ] = None,
     name: Annotated[str | None, typer.Option("--name", "-n", help="Project name (default: the folder's).")] = None,
     location: Annotated[str | None, typer.Option("--location", "-l", help="Default GCP region or zone.")] = None,
@@ -24,7 +27,9 @@ def init(
         Path | None,
         typer.Option("--key-file", help="Authenticate with this service-account key (kept as a Pulumi secret)."),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Restore bundled config files you have changed.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", "-f", help="Restore bundled config files you have changed.")
+    ] = False,
 ) -> None:
     """Create a tfcli project: tfcli.yaml, configs/ (the bundled library), experiments/, stacks/, Pulumi.yaml.
 

@@ -6,12 +6,14 @@ from typing import Any
 
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.spec import ConfigLibrary, load_experiment
+from tfcli.spec.loader import experiment_from_flags
 
 
 def create_experiment(
-    store: ExperimentStore, source: str, overrides: dict[str, Any], *, replace: bool = False
+    store: ExperimentStore, source: str | None, overrides: dict[str, Any], *, replace: bool = False
 ) -> ExperimentDir:
-    """Resolve ``source`` (a path or a library name) with ``overrides`` and store it under its name.
+    """Resolve ``source`` (a path or a library name; None: flags alone) with ``overrides`` and store it under its
+    name.
 
     Starting the same spec again reuses its experiment (and so resumes it); a different spec under an existing
     name is refused unless ``replace``. The experiment's stack file ``stacks/Pulumi.<name>.yaml`` is written (or
@@ -21,7 +23,10 @@ def create_experiment(
     from tfcli.gke.stack_files import experiment_stack
 
     library = ConfigLibrary.for_project(store.project.root)
-    spec = load_experiment(source, library=library, overrides=overrides).spec
+    if source is None:
+        spec = experiment_from_flags(overrides, library=library)
+    else:
+        spec = load_experiment(source, library=library, overrides=overrides).spec
     experiment = store.dir(spec.name)
     stack = experiment_stack(store.project, spec)  # refuses a name a shared cluster's stack already has
     with experiment.locked():

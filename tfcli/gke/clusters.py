@@ -71,19 +71,24 @@ def _cost(stack_file: StackFile) -> float | None:
 
 def create_cluster(
     store: ExperimentStore,
-    source: str,
+    source: str | None,
     overrides: dict[str, Any],
     *,
     observer: UpdateObserver | None = None,
     stacks: Stacks | None = None,
 ) -> Created:
-    """Resolve the cluster spec (flags override the file), write its stack file and ``pulumi up`` it."""
+    """Resolve the cluster spec (flags override the file; no file: flags alone), write its stack file and
+    ``pulumi up`` it."""
     from tfcli.spec import ConfigLibrary, load_cluster, to_data
+    from tfcli.spec.loader import cluster_from_flags
 
     project = store.project
     if overrides.get("name") is not None:
         checked_flag(overrides["name"], "--cluster")
-    cluster = load_cluster(source, library=ConfigLibrary.for_project(project.root), overrides=overrides).spec
+    if source is None:
+        cluster = cluster_from_flags(overrides)
+    else:
+        cluster = load_cluster(source, library=ConfigLibrary.for_project(project.root), overrides=overrides).spec
     if store.dir(cluster.name).exists():
         raise InvalidInput(
             f"--cluster: '{cluster.name}' is the name of an experiment; stacks share one namespace",

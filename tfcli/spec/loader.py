@@ -126,6 +126,37 @@ def load_cluster(
     return Loaded(resolve_cluster(read_document(path), shown=display_path(path), overrides=overrides), path)
 
 
+FROM_FLAGS = "the command line"  # where problems of a spec made from flags alone are said to be
+# The keys a spec made from flags alone cannot do without, and the flags (the original client's) that give them.
+_EXPERIMENT_FLAGS = {"name": "--name (-n)", "agent": "--agent (-A)", "environment": "--environment (-E)"}
+_CLUSTER_FLAGS = {"name": "--name (-n)", "machine_type": "--machine-type (-m)"}
+
+
+def _require_flags(given: dict[str, Any], required: dict[str, str], what: str, example: str) -> None:
+    missing = [flag for key, flag in required.items() if given.get(key) is None]
+    if missing:
+        raise InvalidInput(
+            [f"{flag}: required for {what} made from flags alone (no -f SPEC)" for flag in missing],
+            hint=f"for example `{example}`, or start from a spec with -f",
+        )
+
+
+def experiment_from_flags(overrides: dict[str, Any], *, library: ConfigLibrary | None = None) -> Experiment:
+    """An experiment made from flags alone (the original client's ``experiment new -n NAME -A ... -E ...``):
+    references resolve against the current folder and the config library, every other key takes its default."""
+    _require_flags(
+        overrides, _EXPERIMENT_FLAGS, "an experiment", "tfcli experiment new -n cp -A ppo -E cartpole -t 100000"
+    )
+    library = library or ConfigLibrary.for_project()
+    return resolve_experiment({}, shown=FROM_FLAGS, base=Path.cwd(), library=library, overrides=overrides)
+
+
+def cluster_from_flags(overrides: dict[str, Any]) -> Cluster:
+    """A cluster made from flags alone (the original client's ``cluster create -n NAME -m TYPE -s SIZE -d DISK``)."""
+    _require_flags(overrides, _CLUSTER_FLAGS, "a cluster", "tfcli cluster create -n my-cluster -m e2-standard-4 -s 2")
+    return resolve_cluster({}, shown=FROM_FLAGS, overrides=overrides)
+
+
 def is_experiment_document(data: Any) -> bool:
     """A cluster spec has no agent and no environment; anything else is read as an experiment."""
     return not (isinstance(data, dict) and "agent" not in data and "environment" not in data)

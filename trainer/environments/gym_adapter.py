@@ -34,6 +34,7 @@ RUNNING, TERMINATED, TRUNCATED = 0, 1, 2
 
 
 EMULATOR_FRAME_LIMIT = "max_num_frames_per_episode"  # ale-py's own episode cut, in emulator frames
+EMULATOR_FPS = 60  # the Atari 2600's frame rate (ale-py's metadata says 30 whatever its frameskip)
 
 
 def _frames_per_step(spec: GymnasiumEnvironment) -> int:
@@ -45,14 +46,18 @@ def _frames_per_step(spec: GymnasiumEnvironment) -> int:
     return frames
 
 
+def _level_frameskip(kwargs: dict[str, Any]) -> int:
+    """Emulator frames one step of an Atari level spans (its ``frameskip``; the longest of a stochastic range)."""
+    frameskip = kwargs.get("frameskip", 1)
+    return max(int(frameskip if isinstance(frameskip, int) else max(frameskip)), 1)
+
+
 def _emulator_limit(kwargs: dict[str, Any]) -> int | None:
     """An Atari level's frame cap in level steps: ``max_num_frames_per_episode`` / the level's ``frameskip``."""
     frames = kwargs.get(EMULATOR_FRAME_LIMIT)
     if not isinstance(frames, int) or frames <= 0:
         return None
-    frameskip = kwargs.get("frameskip", 1)
-    skip = frameskip if isinstance(frameskip, int) else max(frameskip)  # (low, high): stochastic frame skipping
-    return math.ceil(frames / max(int(skip), 1))
+    return math.ceil(frames / _level_frameskip(kwargs))
 
 
 def level_limit(spec: GymnasiumEnvironment, registered: EnvSpec) -> int | None:
@@ -94,6 +99,10 @@ class GymnasiumAdapter:
         self._env = env
         self._limit = max_episode_timesteps if max_episode_timesteps is not None else level_limit(spec, registered)
         self._seed = seed
+        self._level_steps_per_step = _frames_per_step(spec)
+        level_kwargs = {**registered.kwargs, **kwargs}
+        atari = EMULATOR_FRAME_LIMIT in level_kwargs
+        self._emulator_frames = _level_frameskip(level_kwargs) if atari else None  # per level step
         if seed is not None:
             self._env.action_space.seed(seed)
         self._timestep = 0
@@ -133,6 +142,21 @@ class GymnasiumAdapter:
         else:
             terminal = RUNNING
         return observation, terminal, float(reward)
+
+    def render(self) -> Any:
+        """The level's current frame, for a level made with ``kwargs: {render_mode: rgb_array}`` (an RGB array)."""
+        return self._env.render()
+
+    def steps_per_second(self) -> float | None:
+        """How many of this adapter's steps make one second of the level's own time, to play a recording at real
+        speed: the level's declared render rate (Atari: the emulator's 60 frames/s) over the level steps (frames)
+        one step spans. None when the level declares no rate."""
+        if self._emulator_frames is not None:
+            return EMULATOR_FPS / (self._emulator_frames * self._level_steps_per_step)
+        fps = self._env.metadata.get("render_fps")
+        if not isinstance(fps, int | float) or fps <= 0:
+            return None
+        return float(fps) / self._level_steps_per_step
 
     def close(self) -> None:
         """Release the level (emulator, render window)."""
