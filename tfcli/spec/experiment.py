@@ -43,6 +43,9 @@ class Experiment(StrictModel):
     saver_frequency: Frequency | None = None
     summary_frequency: SummaryFrequency | None = None
     seed: int | None = Field(default=None, ge=0, le=2**32 - 1)
+    # The return that counts as solved; sweeps report the time each combination takes to reach it. The trainer
+    # does not read it.
+    target_return: float | None = None
 
     @field_validator("num_parameter_servers")
     @classmethod
