@@ -158,6 +158,13 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
 
 def run() -> None:
     """Declare this stack's resources from its config."""
+    from infra.sweep_config import sweep_stack_requested
+
+    if sweep_stack_requested():  # a sweep stack (tfcli:sweep): infra.sweep_program
+        from infra.sweep_program import run_sweep
+
+        run_sweep()
+        return
     settings = read_stack_config()
     if settings.cluster is not None:
         _shared_cluster(settings, settings.cluster)

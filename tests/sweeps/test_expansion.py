@@ -62,6 +62,8 @@ def test_random_draws_n_distinct_combinations_reproducibly() -> None:
     drawn = combinations(sweep, "s")
     assert len(drawn) == 5 and len({tuple(c.values()) for c in drawn}) == 5
     assert drawn == combinations(sweep, "s")  # the same draw every time
+    from_file = read_sweep_file({"name": "n", "base": "x", "axes": {"a": ["1e-3", "adam"]}}, "s")
+    assert from_file.axes == {"a": [0.001, "adam"]}  # YAML 1.1 reads 1e-3 as text; a sweep means the number
     other = combinations(sweep.model_copy(update={"random_seed": 8}), "s")
     assert other != drawn
     with pytest.raises(InvalidInput, match="13 combinations asked, but the grid has only 12"):

@@ -32,6 +32,13 @@ def scalar(text: str) -> Any:
     return value
 
 
+def numbers_as_numbers(value: Any) -> Any:
+    """A sweep file's value: text that reads as a number (YAML 1.1 leaves ``1e-3`` as text) becomes one."""
+    if isinstance(value, str) and _NUMBER.match(value.strip()):
+        return scalar(value)
+    return value
+
+
 def parse_set(option: str) -> tuple[str, list[Any]]:
     """``agent.learning_rate=1e-3,3e-4`` -> (``agent.learning_rate``, [0.001, 0.0003])."""
     key, equals, values = option.partition("=")

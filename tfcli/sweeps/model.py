@@ -29,7 +29,7 @@ from pydantic import Field, ValidationError, field_validator
 from tfcli.errors import InvalidInput
 from tfcli.spec.base import MAX_NAME_LENGTH, DnsName, StrictModel
 from tfcli.spec.errors import problems_of
-from tfcli.sweeps.axes import check_key, describe, set_dotted
+from tfcli.sweeps.axes import check_key, describe, numbers_as_numbers, set_dotted
 
 MAX_TRIALS = 1000
 
@@ -52,7 +52,7 @@ class SweepFile(StrictModel):
         for key, values in axes.items():
             if not values:
                 raise ValueError(f"{key}: give at least one value")
-        return axes
+        return {key: [numbers_as_numbers(value) for value in values] for key, values in axes.items()}
 
 
 @dataclass(frozen=True)
@@ -163,16 +163,21 @@ def expand(sweep: SweepFile, base: dict[str, Any], shown: str) -> list[Trial]:
     return trials
 
 
-def validate_trials(trials: list[Trial], shown: str, base_dir: Path) -> list[Any]:
-    """Every trial validated before anything starts: all problems at once, each naming its trial and key."""
+def validate_trials(trials: list[Trial], shown: str, base_dir: Path, library: Any = None) -> list[Any]:
+    """Every trial validated before anything starts: all problems at once, each naming its trial and key.
+
+    The base is resolved already, so names in it are looked up only when a ``library`` is given (a hand-written
+    stack file may still name them)."""
     from tfcli.spec.library import ConfigLibrary
     from tfcli.spec.loader import resolve_experiment
+
+    library = library or ConfigLibrary(())
 
     specs, problems = [], []
     for trial in trials:
         where = f"{shown}: trial {trial.name} ({trial.label}, seed {trial.seed})"
         try:
-            specs.append(resolve_experiment(trial.data, shown=where, base=base_dir, library=ConfigLibrary(())))
+            specs.append(resolve_experiment(trial.data, shown=where, base=base_dir, library=library))
         except InvalidInput as error:
             problems += error.problems
     if problems:
