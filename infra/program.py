@@ -158,7 +158,7 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
 
 def run() -> None:
     """Declare this stack's resources from its config."""
-    from infra.sweep_config import sweep_stack_requested
+    from infra.stack_config import sweep_stack_requested
 
     if sweep_stack_requested():  # a sweep stack (tfcli:sweep): infra.sweep_program
         from infra.sweep_program import run_sweep

@@ -70,19 +70,10 @@ def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transpo
 
 
 def read_sweep_config() -> SweepSettings:
-    """This sweep stack's config, through Pulumi."""
+    """This sweep stack's config, through Pulumi (read by :func:`infra.stack_config.read_config_values`)."""
     import pulumi
 
-    from infra.stack_config import KEYS
+    from infra.stack_config import read_config_values
 
-    config = {
-        key: pulumi.Config(key.split(":")[0]).get(key.split(":", 1)[1]) for key in (*KEYS, SWEEP_KEY, PARALLELISM_KEY)
-    }
+    config = read_config_values((SWEEP_KEY, PARALLELISM_KEY))
     return sweep_settings_from_config(config, stack=pulumi.get_stack())
-
-
-def sweep_stack_requested() -> bool:
-    """Whether this Pulumi stack is a sweep stack (the program entry asks before reading anything else)."""
-    import pulumi
-
-    return pulumi.Config(NAMESPACE).get(SWEEP) is not None

@@ -54,7 +54,7 @@ def widest(trials: list[Experiment]) -> Experiment:
 
 
 def default_parallelism(trials: list[Experiment]) -> int:
-    """Trials at a time when the sweep names none: what the learner pool's largest size holds, at most all trials."""
+    """Trials at a time when the sweep names none: what the learner pool holds at its largest, at most all trials."""
     trial = widest(trials)
     cluster = trial.cluster
     nodes = (cluster.max_nodes or cluster.num_nodes) if cluster is not None else 1
