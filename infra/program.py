@@ -91,18 +91,23 @@ def _shared_cluster(settings: StackSettings, spec: Cluster) -> None:
     pulumi.export("gpusPerNode", spec.gpus_per_node or 0)
 
 
+def shared_connection(name: str, stack: str) -> ClusterConnection:
+    """The shared cluster of stack ``stack``, read through a StackReference (its outputs, see ``_shared_cluster``)."""
+    shared = pulumi.StackReference(f"{name}-cluster-stack", stack_name=stack)
+    return ClusterConnection(
+        name=shared.require_output("clusterName"),
+        endpoint=shared.require_output("endpoint"),
+        ca_certificate=shared.require_output("clusterCaCertificate"),
+        project=shared.require_output("project"),
+        location=shared.require_output("location"),
+    )
+
+
 def _experiment(settings: StackSettings, experiment: Experiment) -> None:
     after: list[pulumi.Resource] = []
     identity_pool: list[pulumi.Resource] = []
     if settings.shared_cluster_stack:
-        shared = pulumi.StackReference(f"{experiment.name}-cluster-stack", stack_name=settings.shared_cluster_stack)
-        connection = ClusterConnection(
-            name=shared.require_output("clusterName"),
-            endpoint=shared.require_output("endpoint"),
-            ca_certificate=shared.require_output("clusterCaCertificate"),
-            project=shared.require_output("project"),
-            location=shared.require_output("location"),
-        )
+        connection = shared_connection(experiment.name, settings.shared_cluster_stack)
     else:
         assert experiment.cluster is not None  # stack_config checked it
         gke, pools = _cluster(experiment.name, experiment.cluster, settings, cpu_pool(experiment))

@@ -8,10 +8,9 @@ from __future__ import annotations
 import pulumi
 
 from infra import naming
-from infra.cluster import ClusterConnection
 from infra.image import default_image
 from infra.manifests import ManifestContext, learner_gpus
-from infra.program import _cluster, cpu_pool
+from infra.program import _cluster, cpu_pool, shared_connection
 from infra.results_bucket import ResultsBucket, ResultsBucketArgs
 from infra.sweep_config import SweepSettings, read_sweep_config
 from infra.sweep_manifests import widest
@@ -37,14 +36,7 @@ def declare_sweep(sweep: SweepSettings) -> None:
     after: list[pulumi.Resource] = []
     identity_pool: list[pulumi.Resource] = []
     if settings.shared_cluster_stack:
-        shared = pulumi.StackReference(f"{name}-cluster-stack", stack_name=settings.shared_cluster_stack)
-        connection = ClusterConnection(
-            name=shared.require_output("clusterName"),
-            endpoint=shared.require_output("endpoint"),
-            ca_certificate=shared.require_output("clusterCaCertificate"),
-            project=shared.require_output("project"),
-            location=shared.require_output("location"),
-        )
+        connection = shared_connection(name, settings.shared_cluster_stack)
     else:
         trial = widest(sweep.trials)
         assert trial.cluster is not None  # stack_config checked it

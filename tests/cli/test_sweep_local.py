@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
-from cli_kit import invoke
+from cli_kit import invoke, wait_for
 
 TINY = """\
 name: tiny
@@ -38,15 +37,6 @@ def states(name: str) -> list[str]:
     return [trial["state"] for trial in sweep_status(name)["trials"]]
 
 
-def wait_for(predicate: Any, what: str, timeout: float = 240.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_queue_crash_pause_resume_then_compare(lab: Path) -> None:
     (lab / "tiny.yaml").write_text(TINY)
     code, stdout, stderr = invoke("experiment", "sweep", "-f", "tiny.yaml", "--no-build")
@@ -56,17 +46,17 @@ def test_queue_crash_pause_resume_then_compare(lab: Path) -> None:
 
     code, stdout, stderr = invoke("experiment", "start", "-s", "tiny", "--detach", "--parallel", "1")
     assert code == 0, stderr
-    wait_for(lambda: states("tiny")[0] in ("completed", "failed"), "the first trial to end")
+    wait_for(lambda: states("tiny")[0] in ("completed", "failed"), what="the first trial to end", timeout=240)
     assert states("tiny")[0] == "completed", (lab / "experiments" / "tiny-0" / "logs" / "trainer.log").read_text()
     first_result = lab / "experiments" / "tiny-0" / "results" / "result.json"
     kept = first_result.stat().st_mtime_ns, (first_result.parent / "progress.jsonl").read_bytes()
     queue_pid = json.loads((lab / "experiments" / "tiny" / "run.json").read_text())["pid"]
     os.kill(queue_pid, signal.SIGKILL)  # the queue crashes; a trial it launched keeps training in its own session
-    wait_for(lambda: sweep_status("tiny")["state"] == "interrupted", "the sweep to read as interrupted")
+    wait_for(lambda: sweep_status("tiny")["state"] == "interrupted", what="the sweep to read as interrupted")
 
     code, _, stderr = invoke("experiment", "start", "-s", "tiny", "--detach", "--parallel", "1")
     assert code == 0, stderr
-    wait_for(lambda: "running" in states("tiny")[2:], "a later trial to run")
+    wait_for(lambda: "running" in states("tiny")[2:], what="a later trial to run", timeout=240)
     code, stdout, stderr = invoke("experiment", "pause", "-s", "tiny")
     assert code == 0, stderr
     paused = sweep_status("tiny")

@@ -158,3 +158,18 @@ def test_the_pods_run_as_local_processes_train_the_trial_of_their_index(tmp_path
     for index, budget in enumerate([200, 300]):
         result = yaml.safe_load((tmp_path / "bucket" / "pods" / f"pods-{index}" / "result.json").read_text())
         assert (result["status"], result["timesteps"]) == ("completed", budget)  # trial `index`'s own budget
+
+
+def test_plan_s_shows_the_sweep_stack_offline_from_its_stack_file(lab: Path) -> None:
+    from cli_kit import invoke
+
+    code, _, stderr = invoke("experiment", "sweep", "-f", "cartpole-lr", "--no-build")
+    assert code == 0, stderr
+    stack_file = yaml.safe_load((lab / "stacks" / "Pulumi.cartpole-lr.yaml").read_text())
+    assert stack_file["config"]["tfcli:sweep"]["axes"] == {"agent.learning_rate": [0.003, 0.001, 0.0003]}
+    code, stdout, stderr = invoke("experiment", "plan", "-s", "cartpole-lr", "--json")
+    assert code == 0, stderr
+    data = yaml.safe_load(stdout)
+    assert (data["trials"], data["parallelism"], data["placeholder_project"]) == (9, 1, True)
+    assert [r["type"] for r in data["resources"]].count(JOB) == 1
+    assert data["cost"]["usd_per_hour"] > 0

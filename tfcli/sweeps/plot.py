@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tfcli.errors import TfcliError
-from tfcli.sweeps.aggregate import SMOOTHING, Row, curve
+from tfcli.experiments.plot import save_curves
+from tfcli.sweeps.aggregate import Row, curve
 
 
 def plot_sweep(name: str, rows: list[Row], output: Path, target_return: float | None) -> Path:
@@ -35,13 +36,4 @@ def plot_sweep(name: str, rows: list[Row], output: Path, target_return: float | 
         axes.axhline(target_return, color="grey", linestyle="--", linewidth=1, label=f"target {target_return:g}")
     axes.set_title(f"{name}: mean over seeds, 95% stratified-bootstrap band")
     axes.set_xlabel("timesteps")
-    axes.set_ylabel(f"episode return (moving average of {SMOOTHING})")
-    axes.grid(alpha=0.3)
-    axes.legend()
-    figure.tight_layout()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    temporary = output.with_name(f".{output.name}.tmp.png")
-    figure.savefig(temporary)
-    plt.close(figure)
-    temporary.replace(output)
-    return output
+    return save_curves(figure, axes, output)

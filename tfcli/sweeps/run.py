@@ -11,16 +11,13 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError
-from tfcli.experiments.status import Status, local_status
+from tfcli.experiments.status import Status, local_status, process_alive
 from tfcli.experiments.store import ExperimentStore
 from tfcli.local import backend as local_backend
 from tfcli.sweeps.model import SweepFile, Trial
@@ -58,19 +55,7 @@ def _top_level(sweep: SweepFile) -> dict[str, Any]:
 
 def queue_alive(sweep: SweepDir) -> bool:
     """Whether the recorded queue process still runs (and is ours: pids get reused)."""
-    pid = sweep.run_record().get("pid")
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return False
-        return True
-    text = [part.decode(errors="replace") for part in cmdline]
-    return QUEUE_MODULE in text and str(sweep.root) in text
+    return process_alive(sweep.run_record(), QUEUE_MODULE, sweep.root)
 
 
 @dataclass(frozen=True)
@@ -154,26 +139,9 @@ def start_sweep(
                         folder.unlink(missing_ok=True)
         elif all(local_status(experiment).state == "completed" for _, experiment in trials):
             return None
-        sweep.logs.mkdir(parents=True, exist_ok=True)
-        log = open(sweep.logs / "queue.log", "ab")  # noqa: SIM115 - handed to the child
-        try:
-            process = subprocess.Popen(
-                [sys.executable, "-m", QUEUE_MODULE, str(sweep.root), str(chosen)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=dict(os.environ, PYTHONUNBUFFERED="1"),
-            )
-        finally:
-            log.close()
+        process = local_backend.spawn(QUEUE_MODULE, [str(sweep.root), str(chosen)], sweep.logs / "queue.log")
         sweep.write_run_record(
-            {
-                "backend": "local",
-                "pid": process.pid,
-                "parallel": chosen,
-                "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            }
+            {"backend": "local", "pid": process.pid, "parallel": chosen, "started_at": local_backend.now()}
         )
     return process
 
