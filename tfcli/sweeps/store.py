@@ -4,19 +4,13 @@ queue's ``run.json`` and ``logs/queue.log``; each trial is an ordinary experimen
 
 from __future__ import annotations
 
-import contextlib
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from tfcli.errors import InvalidInput, TfcliError
-from tfcli.experiments.store import ExperimentDir, ExperimentStore, checked_name
-from tfcli.fileio import write_atomic
-from tfcli.locking import exclusive
+from tfcli.experiments.store import ExperimentDir, ExperimentStore, RunFolder, checked_name
 from tfcli.spec.documents import display_path, read_document
 from tfcli.sweeps.model import SweepFile, Trial, expand, read_sweep_file
 
@@ -24,26 +18,14 @@ SWEEP_FILE = "sweep.yaml"
 
 
 @dataclass(frozen=True)
-class SweepDir:
-    """One sweep's folder."""
+class SweepDir(RunFolder):
+    """One sweep's folder (its ``run.json`` records the local queue process)."""
 
-    root: Path
-
-    @property
-    def name(self) -> str:
-        return self.root.name
+    kind = "sweep"
 
     @property
     def sweep_file(self) -> Path:
         return self.root / SWEEP_FILE
-
-    @property
-    def run_file(self) -> Path:
-        return self.root / "run.json"
-
-    @property
-    def logs(self) -> Path:
-        return self.root / "logs"
 
     def exists(self) -> bool:
         return self.sweep_file.is_file()
@@ -61,20 +43,6 @@ class SweepDir:
         base = self.definition().base
         value = base.get("target_return") if isinstance(base, dict) else None
         return None if value is None else float(value)
-
-    def run_record(self) -> dict[str, Any]:
-        try:
-            return dict(json.loads(self.run_file.read_text()))
-        except (FileNotFoundError, json.JSONDecodeError):
-            return {}
-
-    def write_run_record(self, record: dict[str, Any]) -> None:
-        write_atomic(self.run_file, json.dumps(record, indent=2) + "\n")
-
-    @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
-        with exclusive(self.root / ".lock", f"sweep '{self.name}'"):
-            yield
 
 
 def sweep_dir(store: ExperimentStore, name: str) -> SweepDir:
