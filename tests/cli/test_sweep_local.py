@@ -97,3 +97,16 @@ def test_bad_trials_are_refused_before_anything_is_written(lab: Path) -> None:
     assert not any((lab / "experiments").iterdir()) and not any((lab / "stacks").iterdir())
     code, _, stderr = invoke("experiment", "status", "-e", "x", "-s", "y")
     assert code == 2 and "exactly one of -e NAME" in stderr
+
+
+def test_sweep_names_do_not_clash_and_a_changed_sweep_needs_restart(lab: Path) -> None:
+    sweep = ("experiment", "sweep", "-f", "cartpole-ppo", "-n", "ok", "--no-build")
+    code, _, stderr = invoke(*sweep, "--set", "agent.batch_size=8")
+    assert code == 0, stderr
+    assert invoke(*sweep, "--set", "agent.batch_size=8")[0] == 0  # the same sweep again: reused
+    code, _, stderr = invoke(*sweep, "--set", "agent.batch_size=16")
+    assert code == 1 and "already exists with a different definition" in stderr
+    code, _, stderr = invoke("experiment", "new", "-f", "cartpole-ppo", "-n", "ok")
+    assert code == 1 and "is a sweep's name" in stderr
+    code, _, stderr = invoke("experiment", "status", "-s", "nope")
+    assert code == 2 and "no sweep named 'nope' in this project (known: ok)" in stderr
