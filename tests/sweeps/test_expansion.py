@@ -10,7 +10,7 @@ import pytest
 from tfcli.errors import InvalidInput
 from tfcli.spec import ConfigLibrary
 from tfcli.spec.library import BUNDLED_CONFIGS
-from tfcli.sweeps.axes import parse_set, set_dotted
+from tfcli.sweeps.axes import describe, parse_set, set_dotted
 from tfcli.sweeps.create import SweepOptions, plan_sweep
 from tfcli.sweeps.model import combinations, read_sweep_file
 
@@ -103,3 +103,9 @@ def test_the_bundled_sweep_file_is_3_learning_rates_by_3_seeds(tmp_path: Path) -
     # command-line flags add to (or replace) the file's keys
     more = plan_sweep("cartpole-lr", SweepOptions(name="more", seeds=2, sets=("agent.batch_size=8,16",)), LIBRARY)
     assert len(more.trials) == 3 * 2 * 2 and more.sweep.name == "more"
+
+
+def test_combinations_read_short_unless_two_keys_end_alike() -> None:
+    assert describe({"agent.learning_rate": 0.1, "agent.batch_size": 8}) == "learning_rate=0.1 batch_size=8"
+    both = {"agent.learning_rate": 0.1, "agent.baseline_optimizer.learning_rate": 0.2}
+    assert describe(both) == "agent.learning_rate=0.1 agent.baseline_optimizer.learning_rate=0.2"

@@ -141,7 +141,8 @@ def rows(store: ExperimentStore, trials: list[Trial], *, seeds: int, target_retu
         result.append(row)
     scored = [row for row in result if row.iqm is not None]
     if len(scored) > 1:
-        max(scored, key=lambda row: row.iqm or 0.0).best = True
+        # Ties on the final return (CartPole's ceiling of 500) go to the one that reached the target sooner.
+        max(scored, key=lambda row: (row.iqm or 0.0, -(row.target_timesteps_iqm or float("inf")))).best = True
     return result
 
 

@@ -89,5 +89,8 @@ def set_dotted(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
 
 
 def describe(combination: dict[str, Any]) -> str:
-    """``learning_rate=0.001 batch_size=8``: a combination as people read it (last key part only)."""
-    return " ".join(f"{key.rsplit('.', 1)[-1]}={value}" for key, value in combination.items()) or "base"
+    """``learning_rate=0.001 batch_size=8``: a combination as people read it (the last part of each key, unless two
+    keys end alike: ``agent.learning_rate`` and ``agent.baseline_optimizer.learning_rate`` stay whole)."""
+    short = [key.rsplit(".", 1)[-1] for key in combination]
+    names = short if len(set(short)) == len(short) else list(combination)
+    return " ".join(f"{name}={value}" for name, value in zip(names, combination.values(), strict=True)) or "base"
