@@ -91,18 +91,23 @@ def _shared_cluster(settings: StackSettings, spec: Cluster) -> None:
     pulumi.export("gpusPerNode", spec.gpus_per_node or 0)
 
 
+def shared_connection(name: str, stack: str) -> ClusterConnection:
+    """The shared cluster of stack ``stack``, read through a StackReference (its outputs, see ``_shared_cluster``)."""
+    shared = pulumi.StackReference(f"{name}-cluster-stack", stack_name=stack)
+    return ClusterConnection(
+        name=shared.require_output("clusterName"),
+        endpoint=shared.require_output("endpoint"),
+        ca_certificate=shared.require_output("clusterCaCertificate"),
+        project=shared.require_output("project"),
+        location=shared.require_output("location"),
+    )
+
+
 def _experiment(settings: StackSettings, experiment: Experiment) -> None:
     after: list[pulumi.Resource] = []
     identity_pool: list[pulumi.Resource] = []
     if settings.shared_cluster_stack:
-        shared = pulumi.StackReference(f"{experiment.name}-cluster-stack", stack_name=settings.shared_cluster_stack)
-        connection = ClusterConnection(
-            name=shared.require_output("clusterName"),
-            endpoint=shared.require_output("endpoint"),
-            ca_certificate=shared.require_output("clusterCaCertificate"),
-            project=shared.require_output("project"),
-            location=shared.require_output("location"),
-        )
+        connection = shared_connection(experiment.name, settings.shared_cluster_stack)
     else:
         assert experiment.cluster is not None  # stack_config checked it
         gke, pools = _cluster(experiment.name, experiment.cluster, settings, cpu_pool(experiment))
@@ -165,6 +170,13 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
 
 def run() -> None:
     """Declare this stack's resources from its config."""
+    from infra.stack_config import sweep_stack_requested
+
+    if sweep_stack_requested():  # a sweep stack (tfcli:sweep): infra.sweep_program
+        from infra.sweep_program import run_sweep
+
+        run_sweep()
+        return
     settings = read_stack_config()
     if settings.cluster is not None:
         _shared_cluster(settings, settings.cluster)

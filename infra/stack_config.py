@@ -82,6 +82,20 @@ def read_stack_config() -> StackSettings:
     return settings_from_config(config, stack=pulumi.get_stack(), transport_token=token)
 
 
+def read_config_values(extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The keys this program reads and ``extra`` ones (a sweep stack's), as Pulumi hands them over."""
+    import pulumi
+
+    return {key: pulumi.Config(key.split(":")[0]).get(key.split(":", 1)[1]) for key in (*KEYS, *extra)}
+
+
+def sweep_stack_requested() -> bool:
+    """Whether this stack is a sweep stack (``tfcli:sweep``; :mod:`infra.sweep_config` validates it)."""
+    import pulumi
+
+    return pulumi.Config(NAMESPACE).get("sweep") is not None
+
+
 def _where(stack: str, key: str) -> str:
     return f"Pulumi.{stack}.yaml: {key}"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pulumi
 import pulumi_gcp as gcp
@@ -83,50 +83,93 @@ class ExperimentWorkloads(pulumi.ComponentResource):
     def __init__(self, name: str, args: ExperimentWorkloadsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("tfcli:infra:ExperimentWorkloads", name, {}, opts)
         ctx = args.context
-        self.provider = k8s.Provider(
-            f"{name}-k8s",
-            kubeconfig=args.cluster.kubeconfig(),
-            # A dedicated cluster may be gone before its workloads are (a failed destroy, a deleted cluster).
-            delete_unreachable=True,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
+        self.provider, self.workload_identity = cluster_access(self, name, args, ctx.namespace)
+        self.objects, self.jobs = declare_objects(
+            self,
+            name,
+            build_manifests(args.experiment, ctx, token=args.token),
+            args,
+            provider=self.provider,
+            workload_identity=self.workload_identity,
+            keep_deployed_token=args.keep_deployed_token,
         )
-        self.workload_identity = gcp.serviceaccount.IAMMember(
-            f"{name}-workload-identity",
-            service_account_id=args.writer_account,
-            role="roles/iam.workloadIdentityUser",
-            member=f"serviceAccount:{args.project}.svc.id.goog[{ctx.namespace}/{naming.RUNNER_SERVICE_ACCOUNT}]",
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.identity_pool)),
-        )
-        self.objects = {}
-        self.jobs: list[str] = []
-        namespace: pulumi.CustomResource | None = None
-        support: list[pulumi.Resource] = []
-        for obj in build_manifests(args.experiment, ctx, token=args.token):
-            depends: list[pulumi.Resource] = [namespace] if namespace is not None else list(args.storage)
-            options: dict[str, Any] = {}
-            if obj["kind"] == "Job":
-                self.jobs.append(obj["metadata"]["name"])
-                depends += [*support, self.workload_identity, *args.after]
-                # A new digest is a new name: delete the old Job first (one learner at a time writes the results).
-                options["delete_before_replace"] = True
-            if obj["kind"] == "Secret" and args.keep_deployed_token:
-                options["ignore_changes"] = ["stringData", "data"]
-            resource = self._declare(name, obj, depends, options)
-            if obj["kind"] == "Namespace":
-                namespace = resource
-            elif obj["kind"] != "Job":
-                support.append(resource)
         self.register_outputs({"namespace": ctx.namespace, "jobs": self.jobs})
 
-    def _declare(
-        self, name: str, obj: dict[str, Any], depends: list[pulumi.Resource], options: dict[str, Any]
-    ) -> pulumi.CustomResource:
+
+class WorkloadPlacement(Protocol):
+    """What :func:`cluster_access` and :func:`declare_objects` need of a workloads component's args."""
+
+    @property
+    def project(self) -> str: ...
+    @property
+    def cluster(self) -> ClusterConnection: ...
+    @property
+    def writer_account(self) -> pulumi.Input[str]: ...
+    @property
+    def after(self) -> Sequence[pulumi.Resource]: ...
+    @property
+    def storage(self) -> Sequence[pulumi.Resource]: ...
+    @property
+    def identity_pool(self) -> Sequence[pulumi.Resource]: ...
+
+
+def cluster_access(
+    parent: pulumi.Resource, name: str, args: WorkloadPlacement, namespace: str
+) -> tuple[k8s.Provider, gcp.serviceaccount.IAMMember]:
+    """The Kubernetes provider built from the cluster's outputs, and the Workload Identity binding that lets the
+    namespace's runner service account act as the bucket's writer account."""
+    provider = k8s.Provider(
+        f"{name}-k8s",
+        kubeconfig=args.cluster.kubeconfig(),
+        # A dedicated cluster may be gone before its workloads are (a failed destroy, a deleted cluster).
+        delete_unreachable=True,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(args.after)),
+    )
+    identity = gcp.serviceaccount.IAMMember(
+        f"{name}-workload-identity",
+        service_account_id=args.writer_account,
+        role="roles/iam.workloadIdentityUser",
+        member=f"serviceAccount:{args.project}.svc.id.goog[{namespace}/{naming.RUNNER_SERVICE_ACCOUNT}]",
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(args.identity_pool)),
+    )
+    return provider, identity
+
+
+def declare_objects(
+    parent: pulumi.Resource,
+    name: str,
+    objects: list[dict[str, Any]],
+    args: WorkloadPlacement,
+    *,
+    provider: k8s.Provider,
+    workload_identity: pulumi.Resource,
+    keep_deployed_token: bool = False,
+) -> tuple[dict[str, pulumi.CustomResource], list[str]]:
+    """One Pulumi resource per Kubernetes object (namespace first); (the resources by role, the Jobs' names)."""
+    declared: dict[str, pulumi.CustomResource] = {}
+    jobs: list[str] = []
+    namespace: pulumi.CustomResource | None = None
+    support: list[pulumi.Resource] = []
+    for obj in objects:
+        depends: list[pulumi.Resource] = [namespace] if namespace is not None else list(args.storage)
+        options: dict[str, Any] = {}
+        if obj["kind"] == "Job":
+            jobs.append(obj["metadata"]["name"])
+            depends += [*support, workload_identity, *args.after]
+            # A new digest is a new name: delete the old Job first (one learner at a time writes the results).
+            options["delete_before_replace"] = True
+        if obj["kind"] == "Secret" and keep_deployed_token:
+            options["ignore_changes"] = ["stringData", "data"]
         factory = _KINDS[(obj["apiVersion"], obj["kind"])]
         fields = {_snake(key): value for key, value in obj.items() if key not in ("apiVersion", "kind")}
         resource = factory(
             f"{name}-{resource_role(obj)}",
-            opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=depends, **options),
+            opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends, **options),
             **fields,
         )
-        self.objects[resource_role(obj)] = resource
-        return resource
+        declared[resource_role(obj)] = resource
+        if obj["kind"] == "Namespace":
+            namespace = resource
+        elif obj["kind"] != "Job":
+            support.append(resource)
+    return declared, jobs

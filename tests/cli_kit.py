@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 
 from typer.testing import CliRunner
 
@@ -22,3 +24,13 @@ def status(name: str) -> dict[str, object]:
     code, stdout, stderr = invoke("experiment", "status", "-e", name, "--json")
     assert code == 0, stderr
     return dict(json.loads(stdout))
+
+
+def wait_for(predicate: Callable[[], object], timeout: float = 180.0, what: str = "condition") -> None:
+    """Poll ``predicate`` until it holds; fail naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")

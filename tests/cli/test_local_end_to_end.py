@@ -7,21 +7,11 @@ stop; plot writes a PNG.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
-from cli_kit import invoke, status
+from cli_kit import invoke, status, wait_for
 
 BUDGET = 600
-
-
-def wait_for(predicate, timeout: float = 180.0, what: str = "condition") -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_new_start_wait_list_plot(lab: Path) -> None:

@@ -26,6 +26,16 @@ Name = Annotated[str, typer.Option("--experiment", "-e", help="Experiment name (
 OptionalName = Annotated[str | None, typer.Option("--experiment", "-e", help="Experiment name.")]
 Spec = Annotated[str | None, typer.Option("--file", "-f", help="Experiment spec: a path or a config-library name.")]
 Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+SweepName = Annotated[str | None, typer.Option("--sweep", "-s", help="A sweep: act on all its trials.")]
+
+
+def _sweep_or(experiment: object, sweep: str | None) -> bool:
+    """True for a sweep (``-s``); exactly one of ``-e`` and ``-s`` must be given."""
+    if (experiment is None) == (sweep is None):
+        from tfcli.errors import InvalidInput
+
+        raise InvalidInput("give exactly one of -e NAME (an experiment) or -s SWEEP (a sweep)")
+    return sweep is not None
 
 
 def _context() -> Any:
@@ -103,6 +113,36 @@ def new(
         out().print(f"Start it with `tfcli experiment start -e {experiment.name}`")
 
 
+@app.command()
+def sweep(
+    file: Annotated[str, typer.Option("--file", "-f", help="A sweep file or an experiment spec (path or name).")],
+    name: Annotated[str | None, typer.Option("--name", "-n", help="Sweep name; trials are NAME-0, NAME-1, ...")] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="DOTTED.KEY=V1,V2,... (repeatable): values to try; every combination is run."),
+    ] = None,
+    seeds: Annotated[int | None, typer.Option("--seeds", help="Runs of each combination, seeds 1..K.")] = None,
+    random: Annotated[int | None, typer.Option("--random", help="Try N combinations drawn from the grid.")] = None,
+    random_seed: Annotated[int | None, typer.Option("--random-seed", help="Which N (default 0).")] = None,
+    parallel: Annotated[
+        int | None, typer.Option("--parallel", "-p", help="Local trials at a time (default: what the cores fit).")
+    ] = None,
+    build: Annotated[
+        bool, typer.Option("--build/--no-build", help="Build and step one trial of each combination first.")
+    ] = True,
+    start: Annotated[bool, typer.Option("--start", help="Start it right away (as `start -s`).")] = False,
+    local: Annotated[bool, typer.Option("--local", help="With --start: run on this machine.")] = False,
+    wait: Annotated[bool | None, typer.Option("--wait/--detach", help="With --start: follow it (default).")] = None,
+    restart: Annotated[bool, typer.Option("--restart", help="Replace a sweep of this name and its results.")] = False,
+) -> None:
+    """Create a sweep: the spec's settings x values (grid or --random N) x seeds, each trial an experiment."""
+    from tfcli.cli import sweep_view
+    from tfcli.sweeps.create import SweepOptions
+
+    options = SweepOptions(name, tuple(sets or ()), seeds, random, random_seed, parallel)
+    sweep_view.create(file, options, build=build, start=start, local=local, wait=wait, restart=restart)
+
+
 def _start(
     store: Any,
     name: str,
@@ -178,12 +218,23 @@ def start(
     ] = None,
     resume: Annotated[bool, typer.Option("--resume", "-R", help="Continue a paused experiment.")] = False,
     restart: Annotated[bool, typer.Option("--restart", help="Delete earlier results and start over.")] = False,
+    sweep: SweepName = None,
+    parallel: Annotated[
+        int | None, typer.Option("--parallel", "-p", help="Sweeps: local trials at a time (default: cores fit).")
+    ] = None,
 ) -> None:
-    """Start an experiment by name (-e) or straight from a spec (-f), locally or on GKE (`pulumi up`)."""
+    """Start an experiment by name (-e) or straight from a spec (-f), locally or on GKE (`pulumi up`); -s a sweep."""
     from tfcli.errors import InvalidInput
     from tfcli.experiments.create import create_experiment
     from tfcli.experiments.store import checked_flag
 
+    if sweep is not None:
+        if experiment is not None or file is not None or cluster is not None:
+            raise InvalidInput("-s SWEEP: give no -e, -f or -c with it")
+        from tfcli.cli import sweep_view
+
+        sweep_view.start_cli(sweep, parallel=parallel, local=local, wait=wait, restart=restart)
+        return
     if (experiment is None) == (file is None):
         raise InvalidInput("give exactly one of -e NAME (an existing experiment) or -f SPEC")
     if resume and restart:
@@ -213,14 +264,30 @@ def start(
 
 
 @app.command()
-def resume(experiment: Name, wait: Annotated[bool | None, typer.Option("--wait/--detach")] = None) -> None:
-    """Continue a paused experiment from its newest checkpoint, where it last ran."""
+def resume(
+    experiment: OptionalName = None,
+    wait: Annotated[bool | None, typer.Option("--wait/--detach")] = None,
+    sweep: SweepName = None,
+) -> None:
+    """Continue a paused experiment from its newest checkpoint, where it last ran (-s: a sweep's unfinished trials)."""
+    if _sweep_or(experiment, sweep):
+        from tfcli.cli import sweep_view
+
+        assert sweep is not None
+        sweep_view.start_cli(sweep, parallel=None, local=True, wait=wait)
+        return
+    assert experiment is not None
     _start(_context(), experiment, local=False, wait=wait, resume=True)
 
 
 @app.command("list")
-def list_(as_json: Json = False) -> None:
-    """All experiments of the project: backend, run mode, status, progress, mean return."""
+def list_(as_json: Json = False, sweep: SweepName = None) -> None:
+    """All experiments of the project: backend, run mode, status, progress, mean return (-s: a sweep compared)."""
+    if sweep is not None:
+        from tfcli.cli import sweep_view
+
+        sweep_view.list_cli(sweep, as_json)
+        return
     from tfcli.experiments.run import statuses as all_statuses
 
     statuses = all_statuses(_context())
@@ -259,8 +326,15 @@ def list_(as_json: Json = False) -> None:
 
 
 @app.command()
-def status(experiment: Name, as_json: Json = False) -> None:
-    """One experiment's state, progress and result."""
+def status(experiment: OptionalName = None, as_json: Json = False, sweep: SweepName = None) -> None:
+    """One experiment's state, progress and result (-s: a sweep's state and its trials)."""
+    if _sweep_or(experiment, sweep):
+        from tfcli.cli import sweep_view
+
+        assert sweep is not None
+        sweep_view.status_cli(sweep, as_json)
+        return
+    assert experiment is not None
     from tfcli.experiments.run import status_of
 
     store = _context()
@@ -310,12 +384,20 @@ def _show_cluster(current: Any) -> None:
 
 @app.command()
 def logs(
-    experiment: Name,
+    experiment: OptionalName = None,
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing while it runs.")] = False,
     worker: Annotated[int | None, typer.Option("--worker", help="An env-worker's log (distributed).")] = None,
     tail: Annotated[int | None, typer.Option("--tail", help="Start with the last N lines.")] = None,
+    sweep: SweepName = None,
 ) -> None:
-    """Print the trainer's log (or an env-worker's); on GKE streamed from the cluster."""
+    """Print the trainer's log (or an env-worker's; -s: a sweep's queue log); on GKE streamed from the cluster."""
+    if _sweep_or(experiment, sweep):
+        from tfcli.cli import sweep_view
+
+        assert sweep is not None
+        sweep_view.logs_cli(sweep)
+        return
+    assert experiment is not None
     from tfcli.experiments.run import follow_log
 
     store = _context()
@@ -330,8 +412,15 @@ def logs(
 
 
 @app.command()
-def pause(experiment: Name) -> None:
-    """Checkpoint and stop the run (GKE: suspend its Jobs); `resume` continues it."""
+def pause(experiment: OptionalName = None, sweep: SweepName = None) -> None:
+    """Checkpoint and stop the run (GKE: suspend its Jobs); `resume` continues it. -s: a sweep's running trials."""
+    if _sweep_or(experiment, sweep):
+        from tfcli.cli import sweep_view
+
+        assert sweep is not None
+        sweep_view.pause_cli(sweep)
+        return
+    assert experiment is not None
     from tfcli.cli.stack_progress import RichUpdateObserver
     from tfcli.experiments.run import pause_experiment
 
@@ -348,10 +437,18 @@ def pause(experiment: Name) -> None:
 
 @app.command()
 def stop(
-    experiment: Name,
+    experiment: OptionalName = None,
     no_download: Annotated[bool, typer.Option("--no-download", help="Do not download results first (GKE).")] = False,
+    sweep: SweepName = None,
 ) -> None:
-    """Stop the experiment for good: checkpoint, end its processes (GKE: download, destroy its stack)."""
+    """Stop the experiment for good: checkpoint, end its processes (GKE: download, destroy its stack). -s: a sweep."""
+    if _sweep_or(experiment, sweep):
+        from tfcli.cli import sweep_view
+
+        assert sweep is not None
+        sweep_view.stop_cli(sweep)
+        return
+    assert experiment is not None
     from tfcli.cli.stack_progress import RichUpdateObserver
     from tfcli.experiments.run import stop_experiment
     from tfcli.spec.documents import display_path
@@ -370,8 +467,15 @@ def stop(
 
 
 @app.command()
-def download(experiment: Name) -> None:
+def download(experiment: OptionalName = None, sweep: SweepName = None) -> None:
     """Copy the experiment's results to experiments/NAME/results/ (GKE: from its bucket, only what changed)."""
+    if _sweep_or(experiment, sweep):
+        from tfcli.cli import sweep_view
+
+        assert sweep is not None
+        sweep_view.download_cli(sweep)
+        return
+    assert experiment is not None
     from tfcli.experiments.run import download_results
     from tfcli.spec.documents import display_path
 
@@ -448,8 +552,19 @@ Cluster = Annotated[
 
 
 @app.command()
-def plan(experiment: OptionalName = None, file: Spec = None, cluster: Cluster = None, as_json: Json = False) -> None:
-    """Offline: the resources the experiment's stack declares, with key inputs and the estimated hourly cost."""
+def plan(
+    experiment: OptionalName = None,
+    file: Spec = None,
+    cluster: Cluster = None,
+    as_json: Json = False,
+    sweep: SweepName = None,
+) -> None:
+    """Offline: the resources the experiment's (-s: sweep's) stack declares, key inputs and estimated hourly cost."""
+    if sweep is not None:
+        from tfcli.cli import sweep_view
+
+        sweep_view.plan_cli(sweep, cluster, as_json)
+        return
     from tfcli.gke.planning import plan as make_plan
     from tfcli.gke.planning import plan_data, planned
 
@@ -492,10 +607,20 @@ def render(
 
 @app.command()
 def plot(
-    experiments: Annotated[list[str], typer.Option("--experiment", "-e", help="Experiment name (repeatable).")],
+    experiments: Annotated[
+        list[str] | None, typer.Option("--experiment", "-e", help="Experiment name (repeatable).")
+    ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="PNG file to write.")] = None,
+    sweep: SweepName = None,
 ) -> None:
-    """Learning curves of one or more experiments in one PNG."""
+    """Learning curves of one or more experiments in one PNG (-s: a sweep's combinations, mean and 95% band)."""
+    if _sweep_or(experiments or None, sweep):
+        from tfcli.cli import sweep_view
+
+        assert sweep is not None
+        sweep_view.plot_cli(sweep, output)
+        return
+    assert experiments
     from tfcli.experiments.plot import plot_learning_curves
 
     store = _context()

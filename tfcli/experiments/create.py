@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tfcli.errors import TfcliError
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.spec import ConfigLibrary, load_experiment
 from tfcli.spec.loader import experiment_from_flags
@@ -28,6 +29,8 @@ def create_experiment(
     else:
         spec = load_experiment(source, library=library, overrides=overrides).spec
     experiment = store.dir(spec.name)
+    if (experiment.root / "sweep.yaml").is_file():
+        raise TfcliError(f"'{spec.name}' is a sweep's name; pick another experiment name with -n")
     stack = experiment_stack(store.project, spec)  # refuses a name a shared cluster's stack already has
     with experiment.locked():
         written = store.write(spec, replace=replace)

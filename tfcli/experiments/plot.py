@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tfcli.errors import TfcliError
 from tfcli.experiments.progress import read_all
@@ -39,6 +40,13 @@ def plot_learning_curves(experiments: list[ExperimentDir], output: Path) -> Path
         names = ", ".join(e.name for e in experiments)
         raise TfcliError(f"no finished episodes to plot yet for {names}", hint="start the experiment first")
     axes.set_xlabel("timesteps")
+    return save_curves(figure, axes, output)
+
+
+def save_curves(figure: Any, axes: Any, output: Path) -> Path:
+    """Label the return axis, add grid and legend, and write the PNG in one step (never a half-written file)."""
+    import matplotlib.pyplot as plt
+
     axes.set_ylabel(f"episode return (moving average of {SMOOTHING})")
     axes.grid(alpha=0.3)
     axes.legend()

@@ -13,8 +13,8 @@ from tfcli.experiments.store import ExperimentDir
 SUPERVISOR_MODULE = "tfcli.local.supervisor"
 
 
-def local_process_alive(record: dict[str, Any], experiment: ExperimentDir) -> bool:
-    """Whether the recorded supervisor still runs (and is ours: pids get reused)."""
+def process_alive(record: dict[str, Any], module: str, root: Path) -> bool:
+    """Whether the process ``record`` names still runs ``python -m module ... root`` (pids get reused)."""
     pid = record.get("pid")
     if not isinstance(pid, int) or pid <= 0:
         return False
@@ -27,7 +27,12 @@ def local_process_alive(record: dict[str, Any], experiment: ExperimentDir) -> bo
             return False
         return True  # no /proc (macOS): trust the pid
     text = [part.decode(errors="replace") for part in cmdline]
-    return SUPERVISOR_MODULE in text and str(experiment.root) in text
+    return module in text and str(root) in text
+
+
+def local_process_alive(record: dict[str, Any], experiment: ExperimentDir) -> bool:
+    """Whether the recorded supervisor still runs (and is ours: pids get reused)."""
+    return process_alive(record, SUPERVISOR_MODULE, experiment.root)
 
 
 @dataclass(frozen=True)

@@ -46,22 +46,15 @@ def checked_flag(value: str, flag: str) -> str:
 
 
 @dataclass(frozen=True)
-class ExperimentDir:
-    """One experiment's folder."""
+class RunFolder:
+    """A folder that local runs are recorded in (an experiment's, or a sweep's): ``run.json``, ``logs/``, ``.lock``."""
 
     root: Path
+    kind = "experiment"  # as messages name it
 
     @property
     def name(self) -> str:
         return self.root.name
-
-    @property
-    def spec_file(self) -> Path:
-        return self.root / "experiment.yaml"
-
-    @property
-    def results(self) -> Path:
-        return self.root / "results"
 
     @property
     def logs(self) -> Path:
@@ -70,6 +63,34 @@ class ExperimentDir:
     @property
     def run_file(self) -> Path:
         return self.root / "run.json"
+
+    def run_record(self) -> dict[str, Any]:
+        """What the last ``start`` recorded (empty when never started)."""
+        try:
+            return dict(json.loads(self.run_file.read_text()))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {}
+
+    def write_run_record(self, record: dict[str, Any]) -> None:
+        write_atomic(self.run_file, json.dumps(record, indent=2) + "\n")
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        with exclusive(self.root / ".lock", f"{self.kind} '{self.name}'"):
+            yield
+
+
+@dataclass(frozen=True)
+class ExperimentDir(RunFolder):
+    """One experiment's folder."""
+
+    @property
+    def spec_file(self) -> Path:
+        return self.root / "experiment.yaml"
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results"
 
     def exists(self) -> bool:
         return self.spec_file.is_file()
@@ -87,27 +108,12 @@ class ExperimentDir:
         data = read_document(self.spec_file)
         return resolve_experiment(data, shown=display_path(self.spec_file), base=self.root, library=ConfigLibrary(()))
 
-    def run_record(self) -> dict[str, Any]:
-        """What the last ``start`` recorded (empty when never started)."""
-        try:
-            return dict(json.loads(self.run_file.read_text()))
-        except (FileNotFoundError, json.JSONDecodeError):
-            return {}
-
-    def write_run_record(self, record: dict[str, Any]) -> None:
-        write_atomic(self.run_file, json.dumps(record, indent=2) + "\n")
-
     def result(self) -> dict[str, Any]:
         """``results/result.json`` (empty until the trainer has written one)."""
         try:
             return dict(json.loads((self.results / "result.json").read_text()))
         except (FileNotFoundError, json.JSONDecodeError):
             return {}
-
-    @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
-        with exclusive(self.root / ".lock", f"experiment '{self.name}'"):
-            yield
 
 
 class ExperimentStore:

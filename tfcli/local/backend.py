@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 from tfcli.errors import TfcliError
 from tfcli.experiments.status import SUPERVISOR_MODULE, local_process_alive
@@ -38,11 +39,23 @@ def launch(experiment: ExperimentDir, *, restart: bool = False) -> subprocess.Po
     if restart:
         for folder in (experiment.results, experiment.logs):
             shutil.rmtree(folder, ignore_errors=True)
-    experiment.logs.mkdir(parents=True, exist_ok=True)
-    log = open(experiment.logs / "trainer.log", "ab")  # noqa: SIM115 - handed to the child
+    process = spawn(SUPERVISOR_MODULE, [str(experiment.root)], experiment.logs / "trainer.log")
+    experiment.write_run_record({"backend": "local", "pid": process.pid, "started_at": now()})
+    return process
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def spawn(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen[bytes]:
+    """``python -m module ARGUMENTS`` in a session of its own (no CLI process need stay alive, and signals to the
+    CLI's terminal do not reach it), its output appended to ``log_file``."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    log = open(log_file, "ab")  # noqa: SIM115 - handed to the child
     try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", SUPERVISOR_MODULE, str(experiment.root)],
+        return subprocess.Popen(
+            [sys.executable, "-m", module, *arguments],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -51,10 +64,6 @@ def launch(experiment: ExperimentDir, *, restart: bool = False) -> subprocess.Po
         )
     finally:
         log.close()
-    experiment.write_run_record(
-        {"backend": "local", "pid": process.pid, "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
-    )
-    return process
 
 
 def signal_pause(experiment: ExperimentDir) -> int:

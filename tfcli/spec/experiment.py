@@ -46,6 +46,9 @@ class Experiment(StrictModel):
     seed: int | None = Field(default=None, ge=0, le=2**32 - 1)
     # Dollars: on GKE the trainer pauses itself once its run has cost this much (trainer/hooks/cost_limit.py).
     max_cost: float | None = Field(default=None, gt=0)
+    # The return that counts as solved; sweeps report the time each combination takes to reach it. The trainer
+    # does not read it.
+    target_return: float | None = None
 
     @field_validator("num_parameter_servers")
     @classmethod

@@ -14,7 +14,7 @@ from pathlib import Path
 from tfcli.errors import InvalidInput
 from tfcli.spec.documents import SPEC_SUFFIXES, display_path
 
-KINDS = ("experiments", "clusters", "agents", "networks", "environments")
+KINDS = ("experiments", "clusters", "agents", "networks", "environments", "sweeps")
 BUNDLED_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 PROJECT_FILE = "tfcli.yaml"
 

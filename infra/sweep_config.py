@@ -1,0 +1,79 @@
+"""Stack config of a sweep stack: ``tfcli:sweep`` (the sweep as ``experiments/<sweep>/sweep.yaml`` holds it: the
+resolved base spec, the axes, the seeds) instead of ``tfcli:experiment``; every other key as an experiment stack's
+(:mod:`infra.stack_config`), validated by the same code: the first trial stands in for the experiment there.
+
+``tfcli:parallelism`` sets the trials at a time (default: what the learner pool holds at its largest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infra.stack_config import NAMESPACE, StackSettings, _int, _mapping, _where, settings_from_config
+from tfcli.errors import InvalidInput
+from tfcli.spec import ConfigLibrary, Experiment
+
+SWEEP = "sweep"
+PARALLELISM = "parallelism"
+SWEEP_KEY = f"{NAMESPACE}:{SWEEP}"
+PARALLELISM_KEY = f"{NAMESPACE}:{PARALLELISM}"
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """A validated sweep stack: the experiment-stack settings (of trial 0), the sweep's name, trials, parallelism."""
+
+    settings: StackSettings
+    name: str
+    trials: list[Experiment]
+    parallelism: int
+
+
+def is_sweep_config(config: Mapping[str, Any]) -> bool:
+    return config.get(SWEEP_KEY) is not None
+
+
+def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transport_token: Any = None) -> SweepSettings:
+    """Validate a sweep stack's config; every mistake is an :class:`InvalidInput` naming the stack file and key."""
+    from infra.sweep_manifests import default_parallelism
+    from tfcli.sweeps.model import expand, read_sweep_file, validate_trials
+
+    where = _where(stack, SWEEP_KEY)
+    if config.get(f"{NAMESPACE}:experiment") is not None or config.get(f"{NAMESPACE}:cluster") is not None:
+        raise InvalidInput(
+            f"Pulumi.{stack}.yaml: a sweep stack sets {SWEEP_KEY} only, not tfcli:experiment or tfcli:cluster"
+        )
+    sweep = read_sweep_file(_mapping(stack, SWEEP_KEY, config.get(SWEEP_KEY)), where)
+    if not isinstance(sweep.base, dict):
+        raise InvalidInput(f"{where}: base: expected the resolved experiment spec (a mapping), as tfcli writes it")
+    if sweep.name != stack:
+        raise InvalidInput(f"{where}: name: '{sweep.name}' differs from the stack's name '{stack}'")
+    trials = validate_trials(expand(sweep, sweep.base, where), where, Path.cwd(), ConfigLibrary.for_project())
+    distributed = [trial.name for trial in trials if trial.run_mode == "distributed"]
+    if distributed:
+        raise InvalidInput(
+            f"{where}: run_mode: trials {', '.join(distributed[:3])} are distributed; a sweep on GKE runs single or "
+            "multi-threaded trials (one pod each); run a distributed sweep locally"
+        )
+    settings = settings_from_config(
+        {**config, f"{NAMESPACE}:experiment": trials[0].model_dump(mode="json", exclude_none=True), SWEEP_KEY: None},
+        stack=stack,
+        transport_token=transport_token,
+    )
+    parallelism = _int(stack, PARALLELISM_KEY, config.get(PARALLELISM_KEY))
+    if parallelism is not None and parallelism < 1:
+        raise InvalidInput(f"{_where(stack, PARALLELISM_KEY)}: at least 1, got {parallelism}")
+    return SweepSettings(settings, sweep.name, trials, parallelism or default_parallelism(trials))
+
+
+def read_sweep_config() -> SweepSettings:
+    """This sweep stack's config, through Pulumi (read by :func:`infra.stack_config.read_config_values`)."""
+    import pulumi
+
+    from infra.stack_config import read_config_values
+
+    config = read_config_values((SWEEP_KEY, PARALLELISM_KEY))
+    return sweep_settings_from_config(config, stack=pulumi.get_stack())

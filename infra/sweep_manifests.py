@@ -1,0 +1,146 @@
+"""The Kubernetes objects of a sweep: one Indexed Job whose pod ``k`` trains trial ``k``.
+
+- Namespace ``tfcli-<sweep>``, the runner ServiceAccount (Workload Identity to the sweep's bucket writer), and the
+  ConfigMap ``sweep-trials`` holding every trial's resolved spec as ``trial-<k>.yaml``, mounted at ``/etc/tfcli``.
+- Job ``trials-<digest>``: ``completionMode: Indexed``, ``completions`` = the number of trials, ``parallelism`` = P.
+  Each pod reads its completion index from the ``batch.kubernetes.io/job-completion-index`` annotation into
+  ``TRIAL_INDEX`` and runs ``run --spec /etc/tfcli/trial-$(TRIAL_INDEX).yaml --output
+  /results/<sweep>/<sweep>-$(TRIAL_INDEX)`` (Kubernetes expands ``$(VAR)`` in args from the container's env).
+
+The pod is the learner pod of :mod:`infra.manifests` (security, resources, GPU placement, GCS FUSE results volume,
+the podFailurePolicy that ignores exit 143), sized for the widest trial. Distributed trials are not offered on GKE:
+each would need its own env-worker Job and Service.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import yaml
+
+from infra import naming
+from infra.manifests import (
+    SPEC_DIGEST,
+    ManifestContext,
+    _learner_job,
+    _named,
+    learner_gpus,
+    learner_resources,
+    learner_shape,
+    pods_per_node,
+)
+from tfcli.spec import Experiment, to_yaml
+
+TRIALS_CONFIG_MAP = "sweep-trials"
+TRIALS_JOB = "trials"
+INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+INDEX_VARIABLE = "TRIAL_INDEX"
+CONFIG_MAP_LIMIT = 1_000_000  # bytes; Kubernetes refuses a ConfigMap over 1 MiB
+
+
+def trial_file(index: int | str) -> str:
+    return f"trial-{index}.yaml"
+
+
+def trial_results(sweep: str, index: int | str) -> str:
+    """Where trial ``index`` writes inside the pod: ``/results/<sweep>/<sweep>-<index>`` (its bucket prefix)."""
+    return f"{naming.RESULTS_DIR}/{sweep}/{sweep}-{index}"
+
+
+def widest(trials: list[Experiment]) -> Experiment:
+    """The trial whose learner needs the most (pods share one template)."""
+    return max(trials, key=lambda trial: (learner_gpus(trial), trial.num_environments))
+
+
+def default_parallelism(trials: list[Experiment]) -> int:
+    """Trials at a time when the sweep names none: what the learner pool holds at its largest, at most all trials."""
+    trial = widest(trials)
+    cluster = trial.cluster
+    nodes = (cluster.max_nodes or cluster.num_nodes) if cluster is not None else 1
+    if learner_gpus(trial):
+        per_node = (cluster.gpus_per_node or 1) if cluster is not None else 1
+    else:
+        per_node = max(1, pods_per_node(learner_shape(trial), learner_resources(trial)["requests"]))
+    return max(1, min(len(trials), nodes * per_node))
+
+
+def trials_data(trials: list[Experiment]) -> dict[str, str]:
+    return {trial_file(index): to_yaml(trial) for index, trial in enumerate(trials)}
+
+
+def build_sweep_manifests(
+    sweep: str, trials: list[Experiment], ctx: ManifestContext, *, parallelism: int
+) -> list[dict[str, Any]]:
+    """The objects that run every trial of ``sweep``, namespace first, the Job last."""
+    labels = {"app.kubernetes.io/name": "tfcli", "app.kubernetes.io/instance": sweep}
+    data = trials_data(trials)
+    digest = hashlib.sha256(yaml.safe_dump(data, sort_keys=True).encode()).hexdigest()[:16]
+    job = _learner_job(widest(trials), ctx, None)
+    meta = job["metadata"]
+    meta["labels"] = {**labels, "app.kubernetes.io/component": "trial"}
+    spec = job["spec"]
+    template = spec["template"]
+    template["metadata"]["labels"] = {**labels, "app.kubernetes.io/component": "trial"}
+    template["metadata"]["annotations"][SPEC_DIGEST] = digest
+    pod = template["spec"]
+    (container,) = pod["containers"]
+    container["name"] = "trial"
+    index = f"$({INDEX_VARIABLE})"
+    container["args"] = [
+        "run",
+        "--spec",
+        f"{naming.SPEC_DIR}/{trial_file(index)}",
+        "--output",
+        trial_results(sweep, index),
+    ]
+    container["env"] = [
+        {
+            "name": INDEX_VARIABLE,
+            "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX_ANNOTATION}']"}},
+        },
+        *container["env"],
+    ]
+    pod["volumes"] = [
+        {"name": "spec", "configMap": {"name": TRIALS_CONFIG_MAP}} if volume["name"] == "spec" else volume
+        for volume in pod["volumes"]
+    ]
+    for rule in spec["podFailurePolicy"]["rules"]:
+        if "onExitCodes" in rule:
+            rule["onExitCodes"]["containerName"] = "trial"
+    spec.update(
+        {
+            "completionMode": "Indexed",
+            "completions": len(trials),
+            "parallelism": min(parallelism, len(trials)),
+            "backoffLimit": 6 * len(trials),
+        }
+    )
+    meta["name"] = TRIALS_JOB
+    job = _named(job, TRIALS_JOB)
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ctx.namespace, "labels": labels}},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {
+                "name": naming.RUNNER_SERVICE_ACCOUNT,
+                "namespace": ctx.namespace,
+                "labels": labels,
+                "annotations": {"iam.gke.io/gcp-service-account": ctx.service_account_email},
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": TRIALS_CONFIG_MAP, "namespace": ctx.namespace, "labels": labels},
+            "data": data,
+        },
+        job,
+    ]
+
+
+def render_sweep(sweep: str, trials: list[Experiment], ctx: ManifestContext, *, parallelism: int) -> str:
+    """The manifests as one multi-document YAML (what ``pulumi up`` of the sweep stack applies)."""
+    objects = build_sweep_manifests(sweep, trials, ctx, parallelism=parallelism)
+    return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, allow_unicode=True)

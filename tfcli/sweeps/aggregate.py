@@ -1,0 +1,160 @@
+"""A sweep's results per combination: final performance (IQM over seeds, 95 % stratified-bootstrap CI), time to
+the target return, wall time, and the learning curves with their confidence band (:mod:`tfcli.sweeps.stats`).
+
+Scores come from each trial's ``progress.jsonl``: a run's final performance is the mean return of the episodes that
+ended in the last :data:`FINAL_FRACTION` of its timesteps (at least its last episode) — what the policy does at the
+end, not an average over a learning phase; curves and the time to target use a moving average of :data:`SMOOTHING`
+episodes. Only completed trials count while any of a combination has completed; until
+then the finished episodes of the others are used and the row says ``partial``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tfcli.experiments.progress import read_all
+from tfcli.experiments.status import local_status
+from tfcli.experiments.store import ExperimentStore
+from tfcli.sweeps import stats
+from tfcli.sweeps.model import Trial
+
+FINAL_FRACTION = 0.1
+SMOOTHING = 20
+CURVE_POINTS = 100
+
+
+@dataclass(frozen=True)
+class Run:
+    """One trial's numbers."""
+
+    trial: str
+    seed: int
+    state: str
+    steps: np.ndarray  # timesteps at the end of each episode, ascending
+    smoothed: np.ndarray  # moving average of SMOOTHING episode returns
+    walls: np.ndarray  # wall seconds since the run began, at the end of each episode (NaN where not recorded)
+    final: float | None
+    wall_seconds: float | None
+
+
+@dataclass
+class Row:
+    """One combination of a sweep, as ``experiment list -s`` shows it."""
+
+    combination: dict[str, Any]
+    label: str
+    trials: list[str]
+    completed: int
+    runs: int
+    partial: bool
+    iqm: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    target_return: float | None = None
+    target_reached: int = 0
+    target_timesteps_iqm: float | None = None
+    target_seconds_iqm: float | None = None
+    wall_seconds_mean: float | None = None
+    best: bool = False
+    runs_data: list[Run] = field(default_factory=list, repr=False)
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("runs_data")
+        return data
+
+
+def smooth(returns: np.ndarray, window: int = SMOOTHING) -> np.ndarray:
+    """Moving average of up to ``window`` episodes ending at each one."""
+    sums = np.cumsum(np.concatenate([[0.0], returns]))
+    ends = np.arange(1, len(returns) + 1)
+    starts = np.maximum(0, ends - window)
+    return (sums[ends] - sums[starts]) / (ends - starts)
+
+
+def final_score(steps: np.ndarray, returns: np.ndarray, fraction: float = FINAL_FRACTION) -> float | None:
+    """Mean return of the episodes ending in the last ``fraction`` of the run's timesteps (None without episodes)."""
+    if not len(returns):
+        return None
+    last = steps[-1] * (1 - fraction)
+    window = returns[steps >= last] if (steps >= last).any() else returns[-1:]
+    return float(window.mean())
+
+
+def read_run(store: ExperimentStore, trial: Trial) -> Run:
+    experiment = store.dir(trial.name)
+    records = read_all(experiment.results / "progress.jsonl") if experiment.exists() else []
+    records.sort(key=lambda r: (int(r.get("timesteps", 0)), int(r.get("episode", 0))))
+    returns = np.array([float(r.get("return", 0.0)) for r in records])
+    steps = np.array([int(r.get("timesteps", 0)) for r in records])
+    state = local_status(experiment).state if experiment.exists() else "new"
+    wall = experiment.result().get("wall_seconds") if experiment.exists() else None
+    if wall is None and records:
+        wall = records[-1].get("wall_seconds")
+    final = final_score(steps, returns)
+    walls = np.array([float(r.get("wall_seconds", np.nan)) for r in records])
+    return Run(
+        trial.name, trial.seed, state, steps, smooth(returns), walls, final, None if wall is None else float(wall)
+    )
+
+
+def first_reach(run: Run, target: float) -> tuple[int, float] | None:
+    """(timesteps, wall seconds) when the run's moving average first reaches ``target``; None if it never does."""
+    hits = np.nonzero(run.smoothed >= target)[0]
+    return (int(run.steps[hits[0]]), float(run.walls[hits[0]])) if len(hits) else None
+
+
+def rows(store: ExperimentStore, trials: list[Trial], *, seeds: int, target_return: float | None) -> list[Row]:
+    """One row per combination (``seeds`` trials each, in trial order); the best IQM is marked."""
+    groups: dict[int, list[Trial]] = {}
+    for trial in trials:
+        groups.setdefault(trial.index // seeds, []).append(trial)
+    result = []
+    for members in groups.values():
+        runs = [read_run(store, trial) for trial in members]
+        done = [run for run in runs if run.state == "completed" and run.final is not None]
+        used = done or [run for run in runs if run.final is not None]
+        row = Row(
+            combination=members[0].combination,
+            label=members[0].label,
+            trials=[trial.name for trial in members],
+            completed=len(done),
+            runs=len(members),
+            partial=not done and bool(used),
+            target_return=target_return,
+            runs_data=runs,
+        )
+        if used:
+            row.iqm, row.ci_low, row.ci_high = stats.bootstrap_ci(np.array([run.final for run in used]))
+            walls = [run.wall_seconds for run in used if run.wall_seconds is not None]
+            row.wall_seconds_mean = float(np.mean(walls)) if walls else None
+        if target_return is not None and used:
+            hits = [hit for run in used if (hit := first_reach(run, target_return)) is not None]
+            row.target_reached = len(hits)
+            if hits:
+                row.target_timesteps_iqm = stats.iqm(np.array([steps for steps, _ in hits]))
+                seconds = np.array([wall for _, wall in hits if not np.isnan(wall)])
+                row.target_seconds_iqm = stats.iqm(seconds) if len(seconds) else None
+        result.append(row)
+    scored = [row for row in result if row.iqm is not None]
+    if len(scored) > 1:
+        # Ties on the final return (CartPole's ceiling of 500) go to the one that reached the target sooner.
+        max(scored, key=lambda row: (row.iqm or 0.0, -(row.target_timesteps_iqm or float("inf")))).best = True
+    return result
+
+
+def curve(runs: list[Run], points: int = CURVE_POINTS) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(timesteps, mean, lower, upper): each run's moving average read at common timesteps (its last finished
+    episode at or before each), over the span every run covers, with the bootstrap band across runs."""
+    usable = [run for run in runs if len(run.steps)]
+    if not usable:
+        raise ValueError("no episodes")
+    start = max(int(run.steps[0]) for run in usable)
+    end = min(int(run.steps[-1]) for run in usable)
+    grid = np.linspace(start, end, points) if end > start else np.array([float(end)])
+    matrix = np.array([run.smoothed[np.searchsorted(run.steps, grid, side="right") - 1] for run in usable])
+    average, lower, upper = stats.curve_band(matrix)
+    return grid, average, lower, upper

@@ -1,0 +1,147 @@
+"""Making a sweep: its file (or an experiment spec plus ``--set``/``--seeds``/``--random``), every trial validated
+before anything is written, then ``experiments/<sweep>/sweep.yaml`` and one ordinary experiment per trial."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tfcli.errors import InvalidInput, TfcliError
+from tfcli.experiments.store import ExperimentStore
+from tfcli.fileio import write_atomic
+from tfcli.spec import ConfigLibrary, Experiment, to_data
+from tfcli.spec.documents import display_path, read_document
+from tfcli.spec.library import looks_like_path
+from tfcli.spec.loader import locate, resolve_experiment
+from tfcli.sweeps.axes import check_key, parse_set
+from tfcli.sweeps.model import SweepFile, Trial, expand, is_sweep_document, read_sweep_file, validate_trials
+from tfcli.sweeps.stack import sweep_stack
+from tfcli.sweeps.store import SweepDir, refuse_clash, sweep_dir, sweep_yaml
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """What the command line adds to (or says instead of) a sweep file."""
+
+    name: str | None = None
+    sets: tuple[str, ...] = ()
+    seeds: int | None = None
+    random: int | None = None
+    random_seed: int | None = None
+    parallel: int | None = None
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A validated sweep: its definition (base resolved inline), its trials and their specs."""
+
+    sweep: SweepFile
+    trials: list[Trial]
+    specs: list[Experiment]
+    shown: str
+
+
+def _source(reference: str, library: ConfigLibrary) -> Path:
+    if looks_like_path(reference) or Path(reference).is_file():
+        return locate(reference, "experiments", library, base=Path.cwd())
+    return library.find("sweeps", reference) or library.require("experiments", reference, where="--file: ")
+
+
+def _merged(data: dict[str, Any], options: SweepOptions, default_name: str) -> dict[str, Any]:
+    merged = dict(data)
+    axes = dict(merged.get("axes") or {})
+    for option in options.sets:
+        key, values = parse_set(option)
+        check_key(key, f"--set {option}")
+        axes[key] = values
+    merged["axes"] = axes
+    given = {
+        "name": options.name, "seeds": options.seeds, "random": options.random,
+        "random_seed": options.random_seed, "parallel": options.parallel,
+    }  # fmt: skip
+    merged.update({key: value for key, value in given.items() if value is not None})
+    merged.setdefault("name", default_name)
+    return merged
+
+
+def plan_sweep(reference: str, options: SweepOptions, library: ConfigLibrary) -> Planned:
+    """Resolve and validate a sweep from a sweep file or an experiment spec (``-f``) and the options."""
+    path = _source(reference, library)
+    shown = display_path(path)
+    data = read_document(path)
+    if is_sweep_document(data):
+        merged = _merged(data, options, default_name=path.stem)
+        base_reference: Any = merged["base"]
+    else:
+        if not isinstance(data, dict):
+            raise InvalidInput(f"{shown}: expected a mapping of experiment keys")
+        merged = _merged({"base": str(path)}, options, default_name=f"{data.get('name', path.stem)}-sweep")
+        base_reference = None
+    sweep = read_sweep_file(merged, shown)
+    if base_reference is None:
+        base = resolve_experiment(data, shown=shown, base=path.parent, library=library)
+    elif isinstance(base_reference, dict):
+        base = resolve_experiment(base_reference, shown=f"{shown}: base", base=path.parent, library=library)
+    else:
+        base_path = locate(base_reference, "experiments", library, base=path.parent, where=f"{shown}: base: ")
+        base = resolve_experiment(
+            read_document(base_path), shown=display_path(base_path), base=base_path.parent, library=library
+        )
+    resolved = sweep.model_copy(update={"base": to_data(base)})
+    trials = expand(resolved, to_data(base), shown)
+    specs = validate_trials(trials, shown, path.parent)
+    return Planned(resolved, trials, specs, shown)
+
+
+def build_trials(planned: Planned) -> list[str]:
+    """The trainer's build-and-step for one trial of each combination (what differs between seeds is only the seed):
+    every problem named with its trial, or the lines saying what was built."""
+    from tfcli.experiments.preflight import build_experiment
+
+    lines, problems = [], []
+    seeds = planned.sweep.seeds
+    for trial, spec in list(zip(planned.trials, planned.specs, strict=True))[::seeds]:
+        try:
+            lines.append(f"{trial.label}: {build_experiment(spec, shown=f'{planned.shown}: trial {trial.name}')}")
+        except InvalidInput as error:
+            problems += error.problems
+    if problems:
+        raise InvalidInput(problems)
+    return lines
+
+
+def create_sweep(store: ExperimentStore, planned: Planned, *, replace: bool = False) -> SweepDir:
+    """Write ``experiments/<sweep>/sweep.yaml`` and every trial's ``experiment.yaml``.
+
+    The same sweep again is reused (and so continues); a different one under an existing name is refused unless
+    ``replace``. Trials get no stack files of their own: on GKE the whole sweep is one stack.
+    """
+    sweep = sweep_dir(store, planned.sweep.name)
+    refuse_clash(store, planned.sweep)
+    stack = sweep_stack(store.project, planned.sweep)  # refuses a name an experiment's or cluster's stack has
+    text = sweep_yaml(planned.sweep)
+    if sweep.exists() and not replace and sweep.sweep_file.read_text() != text:
+        raise TfcliError(
+            f"sweep '{sweep.name}' already exists with a different definition ({display_path(sweep.sweep_file)})",
+            hint="pick another name with -n, or start over with --restart (deletes its trials' results)",
+        )
+    with sweep.locked():
+        if replace and sweep.exists():
+            for trial in sweep.trials():
+                _remove_extra(store, trial.name, {t.name for t in planned.trials})
+        for spec in planned.specs:
+            experiment = store.dir(spec.name)
+            with experiment.locked():
+                store.write(spec, replace=replace)
+        write_atomic(sweep.sweep_file, text)
+        stack.write()
+    return sweep
+
+
+def _remove_extra(store: ExperimentStore, name: str, keep: set[str]) -> None:
+    """A trial of the old definition that the new one does not have: its folder goes."""
+    import shutil
+
+    if name not in keep:
+        shutil.rmtree(store.dir(name).root, ignore_errors=True)

@@ -1,0 +1,185 @@
+"""The sweep file and its expansion into trials.
+
+A sweep file (``configs/sweeps/<name>.yaml``, or ``experiments/<sweep>/sweep.yaml`` once created) holds::
+
+    name: cartpole-lr            # trials are cartpole-lr-0, cartpole-lr-1, ...
+    base: cartpole-ppo           # the experiment spec: a name, a path or an inline mapping
+    axes:                        # dotted spec key -> the values to try (agent and environment arguments included)
+      agent.learning_rate: [0.003, 0.001, 0.0003]
+    seeds: 3                     # runs of each combination, with seeds 1..3
+    random: null                 # N: try N combinations drawn from the grid instead of all of them
+    random_seed: 0               # which N (the draw is reproducible)
+    parallel: null               # local trials at a time (default: what the cores fit)
+
+Trials are ordered combination by combination, seeds inside: trial ``k`` is combination ``k // seeds`` with seed
+``k % seeds + 1``. On GKE trial ``k`` is the Indexed Job's completion index ``k``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random as random_module
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, field_validator
+
+from tfcli.errors import InvalidInput
+from tfcli.spec.base import MAX_NAME_LENGTH, DnsName, StrictModel
+from tfcli.spec.errors import problems_of
+from tfcli.sweeps.axes import check_key, describe, numbers_as_numbers, set_dotted
+
+MAX_TRIALS = 1000
+
+
+class SweepFile(StrictModel):
+    """The sweep file's keys (``base`` stays raw here: the experiment loader resolves it)."""
+
+    name: DnsName
+    description: str = ""
+    base: str | dict[str, Any]
+    axes: dict[str, list[Any]] = Field(default_factory=dict)
+    seeds: int = Field(default=1, ge=1, le=100)
+    random: int | None = Field(default=None, ge=1)
+    random_seed: int = Field(default=0, ge=0)
+    parallel: int | None = Field(default=None, ge=1, le=256)
+
+    @field_validator("axes")
+    @classmethod
+    def _values(cls, axes: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for key, values in axes.items():
+            if not values:
+                raise ValueError(f"{key}: give at least one value")
+        return {key: [numbers_as_numbers(value) for value in values] for key, values in axes.items()}
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One run of a sweep: an ordinary experiment named ``<sweep>-<index>``."""
+
+    index: int
+    name: str
+    combination: dict[str, Any]
+    seed: int
+    data: dict[str, Any]  # the trial's experiment spec as plain data (validated by :func:`validate_trials`)
+
+    @property
+    def label(self) -> str:
+        return describe(self.combination)
+
+
+def read_sweep_file(data: Any, shown: str) -> SweepFile:
+    """Validate a sweep document; problems read ``<file>: <key>: <message>``."""
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{shown}: expected a mapping of sweep keys (name, base, axes, seeds, ...)")
+    try:
+        sweep = SweepFile.model_validate(data)
+    except ValidationError as error:
+        raise InvalidInput(problems_of(error, SweepFile, shown, {})) from None
+    problems = []
+    for key in sweep.axes:
+        try:
+            check_key(key, f"{shown}: axes")
+        except InvalidInput as error:
+            problems += error.problems
+    if problems:
+        raise InvalidInput(problems)
+    return sweep
+
+
+def is_sweep_document(data: Any) -> bool:
+    """A sweep file has a ``base``; an experiment spec never does."""
+    return isinstance(data, dict) and "base" in data
+
+
+def grid_size(axes: dict[str, list[Any]]) -> int:
+    return math.prod(len(values) for values in axes.values())
+
+
+def combinations(sweep: SweepFile, shown: str) -> list[dict[str, Any]]:
+    """Every combination of the axes (a grid), or ``random`` of them drawn without repeats, in grid order."""
+    keys = list(sweep.axes)
+    size = grid_size(sweep.axes)
+    if sweep.random is None:
+        indices: list[int] = list(range(size))
+    else:
+        if sweep.random > size:
+            raise InvalidInput(f"{shown}: random: {sweep.random} combinations asked, but the grid has only {size}")
+        indices = sorted(random_module.Random(sweep.random_seed).sample(range(size), sweep.random))
+    grid = list(itertools.product(*(sweep.axes[key] for key in keys))) if size <= 100_000 else None
+    chosen = []
+    for index in indices:
+        if grid is not None:
+            values = grid[index]
+        else:  # mixed-radix decoding, without building a huge grid
+            values_list, rest = [], index
+            for key in reversed(keys):
+                rest, digit = divmod(rest, len(sweep.axes[key]))
+                values_list.append(sweep.axes[key][digit])
+            values = tuple(reversed(values_list))
+        chosen.append(dict(zip(keys, values, strict=True)))
+    return chosen
+
+
+def trial_name(sweep: str, index: int) -> str:
+    return f"{sweep}-{index}"
+
+
+def expand(sweep: SweepFile, base: dict[str, Any], shown: str) -> list[Trial]:
+    """The trials of ``sweep`` over the resolved ``base`` spec (plain data), unvalidated."""
+    combos = combinations(sweep, shown)
+    count = len(combos) * sweep.seeds
+    if count > MAX_TRIALS:
+        raise InvalidInput(f"{shown}: {count} trials; a sweep has at most {MAX_TRIALS} (use random: N)")
+    longest = trial_name(sweep.name, count - 1)
+    if len(longest) > MAX_NAME_LENGTH:
+        raise InvalidInput(
+            f"{shown}: name: trial names such as '{longest}' would be longer than {MAX_NAME_LENGTH} characters; "
+            "use a shorter sweep name"
+        )
+    trials = []
+    problems = []
+    for number, combination in enumerate(combos):
+        data = dict(base)
+        for key, value in combination.items():
+            try:
+                data = set_dotted(data, key, value)
+            except InvalidInput as error:
+                problems += [
+                    f"{shown}: trial {trial_name(sweep.name, number * sweep.seeds)}: {p}" for p in error.problems
+                ]
+        for seed in range(1, sweep.seeds + 1):
+            index = number * sweep.seeds + seed - 1
+            name = trial_name(sweep.name, index)
+            note = f"sweep {sweep.name}: {describe(combination)}, seed {seed}"
+            description = f"{base.get('description', '')} [{note}]".strip()
+            trials.append(
+                Trial(index, name, combination, seed, {**data, "name": name, "seed": seed, "description": description})
+            )
+    if problems:
+        raise InvalidInput(problems)
+    return trials
+
+
+def validate_trials(trials: list[Trial], shown: str, base_dir: Path, library: Any = None) -> list[Any]:
+    """Every trial validated before anything starts: all problems at once, each naming its trial and key.
+
+    The base is resolved already, so names in it are looked up only when a ``library`` is given (a hand-written
+    stack file may still name them)."""
+    from tfcli.spec.library import ConfigLibrary
+    from tfcli.spec.loader import resolve_experiment
+
+    library = library or ConfigLibrary(())
+
+    specs, problems = [], []
+    for trial in trials:
+        where = f"{shown}: trial {trial.name} ({trial.label}, seed {trial.seed})"
+        try:
+            specs.append(resolve_experiment(trial.data, shown=where, base=base_dir, library=library))
+        except InvalidInput as error:
+            problems += error.problems
+    if problems:
+        raise InvalidInput(problems)
+    return specs

@@ -1,0 +1,102 @@
+"""The local queue of a sweep: ``python -m tfcli.sweeps.queue SWEEP_DIR PARALLEL`` keeps ``PARALLEL`` trials
+running until every trial has ended, each launched as an ordinary local experiment (its own supervisor, in a session
+of its own, so it keeps training if the queue dies).
+
+- A trial that completed is never run again; one that is running when the queue starts (the previous queue
+  crashed) is adopted, not started twice; the others (new, paused, interrupted, failed, stopped) are launched and
+  resume from their newest checkpoint.
+- SIGTERM/SIGINT (``experiment pause -s``): no new trial starts; the running ones are paused (checkpoint) and the
+  queue exits 143. Exit codes: 0 every trial completed, 1 some failed, 143 paused.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+
+from tfcli.errors import TfcliError
+
+POLL_SECONDS = 0.5
+PAUSED_EXIT = 143
+
+
+def _log(message: str) -> None:
+    print(f"{datetime.now(UTC).isoformat(timespec='seconds')} {message}", flush=True)
+
+
+def run_queue(root: Path, parallel: int) -> int:
+    from tfcli.experiments.status import local_status
+    from tfcli.experiments.store import ExperimentDir
+    from tfcli.local import backend
+    from tfcli.sweeps.store import SweepDir
+
+    sweep = SweepDir(root)
+    experiments = root.parent
+    trials = [ExperimentDir(experiments / trial.name) for trial in sweep.trials()]
+    stopping = False
+
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    pending = [trial for trial in trials if local_status(trial).state != "completed"]
+    _log(f"{len(trials) - len(pending)} of {len(trials)} trials already completed; {parallel} at a time")
+    running: dict[str, tuple[ExperimentDir, subprocess.Popen[bytes] | None]] = {}
+    failed = 0
+    while (pending or running) and not stopping:
+        while pending and len(running) < parallel and not stopping:
+            trial = pending.pop(0)
+            if backend.is_running(trial):
+                running[trial.name] = (trial, None)
+                _log(f"{trial.name}: already running (pid {trial.run_record().get('pid')}), adopted")
+                continue
+            try:
+                with trial.locked():
+                    process = backend.launch(trial)
+            except TfcliError as error:
+                _log(f"{trial.name}: not started: {error.message}")
+                failed += 1
+                continue
+            running[trial.name] = (trial, process)
+            _log(f"{trial.name}: started (pid {process.pid})")
+        time.sleep(POLL_SECONDS)
+        for name, (trial, child) in list(running.items()):
+            if child is not None:
+                child.poll()  # reap it, so that its pid reads as gone
+            if backend.is_running(trial):
+                continue
+            del running[name]
+            state = local_status(trial).state
+            failed += state != "completed"
+            _log(f"{name}: {state}")
+    if stopping:
+        for name, (trial, _process) in running.items():
+            try:
+                pid = backend.signal_pause(trial)
+            except TfcliError:
+                continue
+            if not backend.wait_exit(trial, pid):
+                backend.kill(trial, pid)
+            _log(f"{name}: paused")
+        _log("paused")
+        return PAUSED_EXIT
+    _log("every trial completed" if not failed else f"done; {failed} trial(s) did not complete")
+    return 0 if not failed else 1
+
+
+def main() -> None:
+    if len(sys.argv) != 3:
+        print("usage: python -m tfcli.sweeps.queue SWEEP_DIR PARALLEL", file=sys.stderr)
+        raise SystemExit(2)
+    raise SystemExit(run_queue(Path(sys.argv[1]), int(sys.argv[2])))
+
+
+if __name__ == "__main__":
+    main()
