@@ -48,16 +48,16 @@ from bench.trainer import (
     ROOT,
     SOLVED_EPISODES,
     SOLVED_RETURN,
-    _environment,
-    _median,
-    _seconds,
     experiment_data,
     measure_solve,
+    median_or_none,
     read_progress,
+    seconds_text,
     solved_at,
     start_env_workers,
     stop,
     trainer_command,
+    trainer_environment,
     write_spec,
 )
 
@@ -121,7 +121,7 @@ def ours_full(seed: int, cap: float) -> Run:
         root = Path(folder)
         data = experiment_data(seed=seed)
         spec = write_spec(root, seed=seed)
-        env = _environment()
+        env = trainer_environment()
         workers, ports = [], []
         if data["run_mode"] == "distributed":
             workers, ports = start_env_workers(spec, data["num_workers"], env)
@@ -196,18 +196,18 @@ def stays_solved(full: Run | None) -> tuple[bool | None, str]:
 
 def row(label: str, run: Run, stays: str) -> list[str]:
     timesteps = "-" if run.timesteps is None else f"{run.timesteps:,}"
-    return [label, run.side, _seconds(run.from_start), _seconds(run.from_first_timestep), timesteps, stays]
+    return [label, run.side, seconds_text(run.from_start), seconds_text(run.from_first_timestep), timesteps, stays]
 
 
 def median_row(side: str, solves: list[Run], verdicts: list[bool | None]) -> list[str]:
-    timesteps = _median([None if run.timesteps is None else float(run.timesteps) for run in solves])
+    timesteps = median_or_none([None if run.timesteps is None else float(run.timesteps) for run in solves])
     judged = [verdict for verdict in verdicts if verdict is not None]
     stays = f"{sum(judged)}/{len(judged)} seeds" if judged else "-"
     return [
         "median",
         side,
-        _seconds(_median([run.from_start for run in solves])),
-        _seconds(_median([run.from_first_timestep for run in solves])),
+        seconds_text(median_or_none([run.from_start for run in solves])),
+        seconds_text(median_or_none([run.from_first_timestep for run in solves])),
         "-" if timesteps is None else f"{timesteps:,.0f}",
         stays,
     ]
@@ -223,8 +223,8 @@ def print_table(rows: list[list[str]]) -> None:
 
 
 def ratio_line(ours: list[Run], theirs: list[Run]) -> str:
-    mine = _median([run.from_first_timestep for run in ours])
-    yours = _median([run.from_first_timestep for run in theirs])
+    mine = median_or_none([run.from_first_timestep for run in ours])
+    yours = median_or_none([run.from_first_timestep for run in theirs])
     value = "-" if mine is None or yours is None else f"{mine / yours:.2f}x"
     return f"{OURS} / SB3 (median, from first timestep): {value} (goal <= 1.00x)"
 

@@ -152,7 +152,7 @@ def write_spec(folder: Path, experiment: str = EXPERIMENT, **overrides: Any) -> 
 # ---------------------------------------------------------------------------------------------- this trainer
 
 
-def _environment() -> dict[str, str]:
+def trainer_environment() -> dict[str, str]:
     return dict(os.environ, TRAINER_TOKEN=secrets.token_hex(32), TF_CPP_MIN_LOG_LEVEL="2")
 
 
@@ -210,7 +210,7 @@ def measure_trainer(experiment: str, overrides: dict[str, Any], budget: int, see
         root = Path(folder)
         spec = write_spec(root, experiment, **overrides, total_timesteps=budget, seed=seed)
         data = json.loads(spec.read_text())
-        env = _environment()
+        env = trainer_environment()
         with PeakMemory() as memory:
             started = time.monotonic()
             workers: list[subprocess.Popen[bytes]] = []
@@ -332,7 +332,7 @@ def measure_runner(experiment: str, mode: str, environments: int, budget: int, s
     command += ["--environments-child", str(environments), "--budget", str(budget), "--seed-child", str(seed)]
     with PeakMemory() as memory:
         started = time.monotonic()
-        done = subprocess.run(command, cwd=ROOT, env=_environment(), capture_output=True)
+        done = subprocess.run(command, cwd=ROOT, env=trainer_environment(), capture_output=True)
         seconds = time.monotonic() - started
     if done.returncode != 0:
         raise RuntimeError(f"the Runner exited with {done.returncode}: {done.stderr.decode()[-2000:]}")
@@ -367,7 +367,7 @@ def measure_solve(seed: int, cap: float) -> Solve:
         root = Path(folder)
         data = experiment_data(seed=seed)
         spec = write_spec(root, seed=seed)
-        env = _environment()
+        env = trainer_environment()
         workers: list[subprocess.Popen[bytes]] = []
         ports: list[int] = []
         started = time.monotonic()
@@ -408,11 +408,11 @@ def measure_solve(seed: int, cap: float) -> Solve:
 # ------------------------------------------------------------------------------------------------------ report
 
 
-def _seconds(value: float | None) -> str:
+def seconds_text(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
-def _median(values: list[float | None]) -> float | None:
+def median_or_none(values: list[float | None]) -> float | None:
     if any(value is None for value in values) or not values:
         return None
     return statistics.median([value for value in values if value is not None])
