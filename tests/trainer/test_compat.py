@@ -6,6 +6,7 @@ if a change makes the patch unnecessary, the second test says so and the patch c
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -137,3 +138,81 @@ def test_episode_buffers_are_written_in_place_with_the_same_contents() -> None:
     np.testing.assert_allclose(written[1, 0, [1, 3]], state[[1, 3]])
     assert np.all(written[1, 0, [0, 2]] != 0)
     assert not written[0].any() and not written[1, 1:].any()
+
+
+def _module_functions(agent: object) -> dict[str, compat._InlinedWhenTracing]:
+    """Every TensorForce module function of the agent's model, by ``module/function``."""
+    model = agent.model  # type: ignore[attr-defined]
+    found = {}
+    for module in [model, *model.submodules]:
+        for attribute, graphs in vars(module).items():
+            if attribute.startswith("_") and attribute.endswith("_graphs") and isinstance(graphs, dict):
+                for key, function in graphs.items():
+                    found[f"{module.name}/{attribute[1:-7]}{key}"] = function
+    return found
+
+
+def test_nested_module_functions_are_traced_into_their_callers_graph() -> None:
+    """One graph per function the trainer calls (act, observe with its update), none for the ~100 module functions
+    they call: those run in place while the caller is traced."""
+    env = make_environment(GymnasiumEnvironment(level="CartPole-v1"), seed=0, max_episode_timesteps=100)
+    spec = AgentSpec(agent="ppo", batch_size=2, update_frequency=1)
+    agent = build_agent(spec, environment=env, max_episode_timesteps=100, seed=0)
+    try:
+        while agent.updates == 0:
+            states, terminal = env.reset(), 0
+            while terminal == 0:
+                states, terminal, reward = env.execute(agent.act(states=states))
+                agent.observe(terminal=terminal, reward=reward)
+        functions = _module_functions(agent)
+        assert all(isinstance(function, compat._InlinedWhenTracing) for function in functions.values())
+        traced = {name for name, function in functions.items() if function.function.experimental_get_tracing_count()}
+        assert {name.split("/")[-1].split("(")[0] for name in traced} <= {
+            "act",
+            "observe",
+            "core_initialize",
+            "reset",
+            "initialize",
+        }, traced
+        assert len(functions) > 30 and any(name.endswith("/observe()") for name in traced), (len(functions), traced)
+    finally:
+        agent.close()
+        env.close()
+
+
+def test_nested_functions_traced_in_place_learn_the_same_episodes(tmp_path: Path) -> None:
+    """The same seeded run with TensorForce's nested functions traced separately (as it ships) and in place: the
+    same episodes, step for step, and the same number of updates."""
+    script = textwrap.dedent(
+        """
+        import json, sys
+        from pathlib import Path
+        from trainer import compat
+        compat.apply()
+        if sys.argv[1] == "separately":
+            import tensorflow, tensorforce.core.module
+            tensorforce.core.module.tf = tensorflow
+        from tfcli.spec import Experiment
+        from trainer.config import RunConfig
+        from trainer.run import run
+        experiment = Experiment(
+            name="inline", environment={"level": "CartPole-v1"}, seed=3, total_timesteps=300,
+            run_mode="multi-threaded", num_workers=2,
+            agent={"agent": "ppo", "batch_size": 2, "network": [{"type": "dense", "size": 16}]},
+        )
+        result = run(RunConfig(experiment=experiment, output=Path(sys.argv[2]), agent_summaries=False))
+        print(json.dumps({"updates": result.updates}))
+        """
+    )
+    outcomes = []
+    for how in ("separately", "in-place"):
+        done = subprocess.run(
+            [sys.executable, "-c", script, how, str(tmp_path / how)], capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        lines = (tmp_path / how / "progress.jsonl").read_text().splitlines()
+        episodes = [{k: v for k, v in json.loads(line).items() if k != "wall_seconds"} for line in lines]
+        outcomes.append((json.loads(done.stdout.strip().splitlines()[-1])["updates"], episodes))
+    (updates, episodes), (inline_updates, inline_episodes) = outcomes
+    assert updates == inline_updates >= 2
+    assert episodes == inline_episodes and len(episodes) >= 10
