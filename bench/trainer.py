@@ -24,7 +24,9 @@ Fairness: both sides get the same agent (the bundled experiment's agent and netw
 ``trainer.agents.agent_arguments``), the same seed (the agent's ``config.seed``; environment ``i`` seeded with
 ``seed + i`` through ``trainer.pools.recipe``), the same timestep budget and episode limit, the trainer's gymnasium
 adapter (wrapped as a ``tensorforce.Environment`` for the Runner; TensorForce's own gym wrapper is broken) and
-``trainer.compat.apply()`` (what TensorForce needs to run on TensorFlow 2.12). What the trainer does on top (its
+``trainer.compat.apply()``: what TensorForce needs to run on TensorFlow 2.12, and also its in-place buffer writes and
+nested-function tracing, which make the peer faster than TensorForce as shipped (the ratios understate the
+difference to it). What the trainer does on top (its
 execution settings ``trainer.agents.EXECUTION_CONFIG``, its shutdown, several environments per env-worker) is the
 trainer's. Every measurement runs in fresh processes. The trainer runs as users run it: its progress log,
 TensorBoard summaries (its own and the agent's), checkpoints and learning curve on; the Runner without its tqdm bar.

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pulumi
 
@@ -153,6 +154,17 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
     )
     pulumi.export("experiment", experiment.name)
     pulumi.export("runMode", experiment.run_mode)
+    pulumi.export("workerImage", context.worker_image)
+    export_run_outputs(
+        experiment.name, connection=connection, settings=settings, context=context, workloads=workloads, results=results
+    )
+
+
+def export_run_outputs(
+    name: str, *, connection: Any, settings: Any, context: Any, workloads: Any, results: Any
+) -> None:
+    """The outputs an experiment's stack and a sweep's stack share, which tfcli reads back: where the cluster is and
+    how to reach it, the namespace and Jobs, the results bucket, the image and whether the run is suspended."""
     pulumi.export("clusterName", connection.name)
     pulumi.export("clusterLocation", connection.location)
     pulumi.export("kubeconfig", connection.kubeconfig())
@@ -161,10 +173,9 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
     pulumi.export("namespace", context.namespace)
     pulumi.export("jobs", workloads.jobs)
     pulumi.export("bucket", results.bucket.name)
-    pulumi.export("resultsUrl", results.bucket.name.apply(lambda bucket: f"gs://{bucket}/{experiment.name}/"))
+    pulumi.export("resultsUrl", results.bucket.name.apply(lambda bucket: f"gs://{bucket}/{name}/"))
     pulumi.export("writerServiceAccount", results.writer.email)
     pulumi.export("image", context.image)
-    pulumi.export("workerImage", context.worker_image)
     pulumi.export("suspended", settings.suspend)
 
 

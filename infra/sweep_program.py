@@ -10,7 +10,7 @@ import pulumi
 from infra import naming
 from infra.image import default_image
 from infra.manifests import ManifestContext, learner_gpus
-from infra.program import _cluster, cpu_pool, shared_connection
+from infra.program import _cluster, cpu_pool, export_run_outputs, shared_connection
 from infra.results_bucket import ResultsBucket, ResultsBucketArgs
 from infra.sweep_config import SweepSettings, read_sweep_config
 from infra.sweep_manifests import widest
@@ -73,18 +73,9 @@ def declare_sweep(sweep: SweepSettings) -> None:
     pulumi.export("sweep", name)
     pulumi.export("trials", [trial.name for trial in sweep.trials])
     pulumi.export("parallelism", min(sweep.parallelism, len(sweep.trials)))
-    pulumi.export("clusterName", connection.name)
-    pulumi.export("clusterLocation", connection.location)
-    pulumi.export("kubeconfig", connection.kubeconfig())
-    if settings.shared_cluster_stack:
-        pulumi.export("sharedClusterStack", settings.shared_cluster_stack)
-    pulumi.export("namespace", context.namespace)
-    pulumi.export("jobs", workloads.jobs)
-    pulumi.export("bucket", results.bucket.name)
-    pulumi.export("resultsUrl", results.bucket.name.apply(lambda bucket: f"gs://{bucket}/{name}/"))
-    pulumi.export("writerServiceAccount", results.writer.email)
-    pulumi.export("image", context.image)
-    pulumi.export("suspended", settings.suspend)
+    export_run_outputs(
+        name, connection=connection, settings=settings, context=context, workloads=workloads, results=results
+    )
 
 
 def run_sweep() -> None:
