@@ -49,14 +49,13 @@ from bench.trainer import (
     SOLVED_EPISODES,
     SOLVED_RETURN,
     experiment_data,
+    launch,
     measure_solve,
     median_or_none,
     read_progress,
     seconds_text,
     solved_at,
-    start_env_workers,
     stop,
-    trainer_command,
     trainer_environment,
     write_spec,
 )
@@ -119,18 +118,13 @@ def ours_full(seed: int, cap: float) -> Run:
     """The bundled experiment to the end of its budget (``cap`` seconds at most); its episodes from progress.jsonl."""
     with tempfile.TemporaryDirectory(prefix="bench-solve-full-") as folder:
         root = Path(folder)
-        data = experiment_data(seed=seed)
-        spec = write_spec(root, seed=seed)
-        env = trainer_environment()
-        workers, ports = [], []
-        if data["run_mode"] == "distributed":
-            workers, ports = start_env_workers(spec, data["num_workers"], env)
+        learner, workers = launch(write_spec(root, seed=seed), root / "out", trainer_environment())
         try:
-            done = subprocess.run(
-                trainer_command(spec, root / "out", "auto", ports), cwd=ROOT, env=env, capture_output=True, timeout=cap
-            )
-            reached = done.returncode == 0
+            learner.wait(timeout=cap)
+            reached = learner.returncode == 0
         except subprocess.TimeoutExpired:
+            learner.kill()
+            learner.wait()
             reached = False
         finally:
             stop(workers)

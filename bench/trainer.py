@@ -198,6 +198,21 @@ def trainer_command(spec: Path, output: Path, environments: str, ports: list[int
     return command
 
 
+def launch(
+    spec: Path, output: Path, env: dict[str, str], *, stderr: int = subprocess.DEVNULL
+) -> tuple[subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]:
+    """The run as tfcli's local supervisor starts it, all at once: env-workers (distributed) and the learner."""
+    data = json.loads(spec.read_text())
+    workers: list[subprocess.Popen[bytes]] = []
+    ports: list[int] = []
+    if data["run_mode"] == "distributed":
+        workers, ports = start_env_workers(spec, data["num_workers"], env)
+    learner = subprocess.Popen(
+        trainer_command(spec, output, "auto", ports), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr
+    )
+    return learner, workers
+
+
 def read_progress(output: Path) -> list[dict[str, Any]]:
     path = output / "progress.jsonl"
     if not path.exists():
@@ -211,20 +226,14 @@ def measure_trainer(experiment: str, overrides: dict[str, Any], budget: int, see
     with tempfile.TemporaryDirectory(prefix="bench-trainer-") as folder:
         root = Path(folder)
         spec = write_spec(root, experiment, **overrides, total_timesteps=budget, seed=seed)
-        data = json.loads(spec.read_text())
         env = trainer_environment()
         with PeakMemory() as memory:
             started = time.monotonic()
-            workers: list[subprocess.Popen[bytes]] = []
-            ports: list[int] = []
-            if data["run_mode"] == "distributed":
-                workers, ports = start_env_workers(spec, data["num_workers"], env)
+            learner, workers = launch(spec, root / "out", env, stderr=subprocess.PIPE)
             try:
-                done = subprocess.run(
-                    trainer_command(spec, root / "out", "auto", ports), cwd=ROOT, env=env, capture_output=True
-                )
-                if done.returncode != 0:
-                    raise RuntimeError(f"the trainer exited with {done.returncode}: {done.stderr.decode()[-2000:]}")
+                _, errors = learner.communicate()
+                if learner.returncode != 0:
+                    raise RuntimeError(f"the trainer exited with {learner.returncode}: {errors.decode()[-2000:]}")
             finally:
                 stop(workers)
             seconds = time.monotonic() - started
@@ -367,21 +376,9 @@ def measure_solve(seed: int, cap: float) -> Solve:
     """Run the bundled experiment (its own budget and run mode) until solved, ``cap`` seconds at most."""
     with tempfile.TemporaryDirectory(prefix="bench-solve-") as folder:
         root = Path(folder)
-        data = experiment_data(seed=seed)
         spec = write_spec(root, seed=seed)
-        env = trainer_environment()
-        workers: list[subprocess.Popen[bytes]] = []
-        ports: list[int] = []
         started = time.monotonic()
-        if data["run_mode"] == "distributed":  # as tfcli's local supervisor does: workers first, then the learner
-            workers, ports = start_env_workers(spec, data["num_workers"], env)
-        learner = subprocess.Popen(
-            trainer_command(spec, root / "out", "auto", ports),
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        learner, workers = launch(spec, root / "out", trainer_environment())
         found: dict[str, Any] | None = None
         from_start: float | None = None
         lines: list[dict[str, Any]] = []

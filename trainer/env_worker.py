@@ -206,7 +206,8 @@ def serve(
     io_timeout: float = 60.0,
     max_frame: int = DEFAULT_MAX_FRAME,
 ) -> bool:
-    """Serve one environment of ``experiment`` on ``host:port`` until a signal or a learner's ``close`` with stop.
+    """Serve the environments of ``experiment`` (its ``environments_per_worker``) on ``host:port`` until a signal or
+    a learner's ``close`` with stop.
 
     Returns True when the learner said the run is over, False when SIGTERM or SIGINT stopped the worker (only
     handled in the main thread: a worker in another thread is stopped by its owner).
