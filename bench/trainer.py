@@ -10,8 +10,11 @@ One table, every row measured in this run on this machine, ``--runs`` times each
   ``run()``'s defaults (one agent call per environment, as TensorForce documents the mode): once with one
   environment per worker (the same environments as the Runner) and once with ``environments_per_worker: 4``.
 - (e) Space Invaders (the bundled ``space-invaders-dqn``), distributed over 4 env-workers vs multi-threaded with 4
-  environments (subprocesses, as ``auto`` picks for Atari): this trainer against itself, since the Runner cannot
-  share a DQN between parallel Atari environments (no episode limit is registered for ALE levels).
+  environments stepped in the trainer's process (``--environments in-process``), and (e') vs multi-threaded with
+  the 4 environments in subprocesses (what ``auto`` picks for Atari, since their steps cost more than a pipe's round
+  trip): this trainer against itself, since the Runner cannot share a DQN between parallel Atari environments (no
+  episode limit is registered for ALE levels). The agent makes no update before ``start_updating`` (10,000
+  timesteps), so budgets below it measure acting and stepping, as the first 10,000 timesteps of a run are.
 
 Columns: "whole s" is the wall time from the first process start to the last exit (imports, agent build, env-worker
 start, training, the final checkpoint, learning curve and shutdown), min and median over the runs; the ratio is the
@@ -103,6 +106,7 @@ class Case:
     runner: str | None = None
     versus: dict[str, Any] | None = None
     versus_label: str = "Runner"
+    versus_environments: str = "auto"  # the trainer's --environments for ``versus``
     whole_goal: float | None = None
     steady_goal: float | None = None
 
@@ -129,8 +133,17 @@ def cases(atari_timesteps: int) -> list[Case]:
             {**distributed, "total_timesteps": atari_timesteps},
             versus={**mt, "total_timesteps": atari_timesteps},
             versus_label="ours, multi-threaded",
+            versus_environments="in-process",
             whole_goal=1.0,
             steady_goal=1.0,
+        ),
+        Case(
+            "e",
+            f"(e') {ATARI}: distributed vs multi-threaded, environments in subprocesses",
+            ATARI,
+            {**distributed, "total_timesteps": atari_timesteps},
+            versus={**mt, "total_timesteps": atari_timesteps},
+            versus_label="ours, multi-threaded",
         ),
     ]
 
@@ -199,7 +212,7 @@ def trainer_command(spec: Path, output: Path, environments: str, ports: list[int
 
 
 def launch(
-    spec: Path, output: Path, env: dict[str, str], *, stderr: int = subprocess.DEVNULL
+    spec: Path, output: Path, env: dict[str, str], *, stderr: int = subprocess.DEVNULL, environments: str = "auto"
 ) -> tuple[subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]:
     """The run as tfcli's local supervisor starts it, all at once: env-workers (distributed) and the learner."""
     data = json.loads(spec.read_text())
@@ -208,7 +221,7 @@ def launch(
     if data["run_mode"] == "distributed":
         workers, ports = start_env_workers(spec, data["num_workers"], env)
     learner = subprocess.Popen(
-        trainer_command(spec, output, "auto", ports), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr
+        trainer_command(spec, output, environments, ports), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr
     )
     return learner, workers
 
@@ -220,7 +233,9 @@ def read_progress(output: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def measure_trainer(experiment: str, overrides: dict[str, Any], budget: int, seed: int) -> Measurement:
+def measure_trainer(
+    experiment: str, overrides: dict[str, Any], budget: int, seed: int, environments: str = "auto"
+) -> Measurement:
     """One run as ``tfcli experiment start --local`` runs it: env-workers (distributed) and the trainer, timed from
     the first process start to the last exit."""
     with tempfile.TemporaryDirectory(prefix="bench-trainer-") as folder:
@@ -229,7 +244,7 @@ def measure_trainer(experiment: str, overrides: dict[str, Any], budget: int, see
         env = trainer_environment()
         with PeakMemory() as memory:
             started = time.monotonic()
-            learner, workers = launch(spec, root / "out", env, stderr=subprocess.PIPE)
+            learner, workers = launch(spec, root / "out", env, stderr=subprocess.PIPE, environments=environments)
             try:
                 _, errors = learner.communicate()
                 if learner.returncode != 0:
@@ -527,7 +542,7 @@ def measure_case(case: Case, budget: int, runs: int, seed: int) -> Row:
             else:
                 versus = dict(case.versus or {})
                 versus.pop("total_timesteps", None)
-                theirs.append(measure_trainer(case.experiment, versus, budget, seed))
+                theirs.append(measure_trainer(case.experiment, versus, budget, seed, case.versus_environments))
         print(
             f"  {case.label}, run {run + 1}/{runs}: {case.versus_label} {theirs[-1].seconds:.1f} s, "
             f"ours {ours[-1].seconds:.1f} s",
@@ -542,7 +557,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=10_000, help="CartPole timesteps per run")
     parser.add_argument("--runs", type=int, default=3, help="runs of each side per case")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--atari-timesteps", type=int, default=2_000, help="Space Invaders agent steps per run")
+    parser.add_argument("--atari-timesteps", type=int, default=6_000, help="Space Invaders agent steps per run")
     parser.add_argument("--cases", default="a,b,c,e", help="which cases (a, b, c, e)")
     parser.add_argument("--runner-child", choices=["single", "parallel", "multiprocessing"], help=argparse.SUPPRESS)
     parser.add_argument("--experiment-child", default=EXPERIMENT, help=argparse.SUPPRESS)

@@ -27,6 +27,13 @@ every act and observe copied gigabytes: 31 agent steps/s instead of 150+. In the
 ``assign`` of that marker does the in-place ``scatter_nd_update`` instead (same result and return type; anything
 else passes through untouched).
 
+Writing a variable in place has a price in TensorFlow: a variable that has been scattered into is in "copy on
+read" mode, where every dense read copies all of it. TensorForce reads one environment's episode so far as
+``buffer[parallel, :length]`` (a dense read, then a slice) when the episode ends, so each finished Space Invaders
+episode copied the whole 2 GB states buffer: 5.8 s for the first (fresh pages) and ~0.2 s for each after, and peak
+memory 5.9 GB instead of 3.8 GB. Such a slice of a variable is read as a gather of just those rows instead (the same
+values; ~20 ms for a 700-step episode).
+
 TensorForce wraps every method of every module (the agent's model, its policy, networks, layers, optimizers,
 memories, ...) in its own ``tf.function`` and calls them from one another, so tracing the agent's observe graph (its
 update included) built ~245 separate function graphs, each traced, signature-checked and copied into its caller:
@@ -36,6 +43,14 @@ call is inlined anyway when TensorFlow runs the graph, so building those graphs 
 while a graph is being traced, run their Python body in place (the same conversions in and out, traced into the
 caller's graph); called eagerly (the agent's act, observe, ... from the trainer) they are TensorFlow functions as
 before. The same episodes come out step for step, and the time before the first update is roughly halved.
+
+TensorForce drops a timestep-updating agent's ``start_updating`` once its first episode has ended: its observe
+graph computes the update start as ``where(episodes > 0, 0, start + 2 * horizon)`` (core/models/tensorforce.py),
+so DQN, DPG and AC agents update from the first episode's end on, whatever the spec says. The flagship
+space-invaders-dqn (``start_updating: 10000``) made its first update at ~700 timesteps, sampling batches of 32 from a
+replay memory of one episode, and those updates made its first 10,000 timesteps several times slower. The
+``last_update`` counter the same graph compares against is started so that the first update comes at
+``start_updating`` (and never earlier if no episode has ended by then); from there the schedule is TensorForce's.
 
 This is the only module that patches TensorForce (``trainer/checkpoints.py`` only leaves its episode buffers out
 of a save, for the time of the save); ``tests/trainer/test_compat.py`` builds a real PPO agent, runs an
@@ -82,7 +97,9 @@ def apply() -> None:
         table[key] = getattr(legacy, cls_name)
     _let_checkpoints_restore()
     _write_buffers_in_place(tf)
+    _read_buffer_rows_in_place(tf)
     _trace_nested_functions_in_place(tf)
+    _start_updating_when_told()
     _undo_msgpack_numpy_patch()
     _applied = True
 
@@ -164,6 +181,44 @@ def _write_buffers_in_place(tf: types.ModuleType) -> None:
         setattr(module, "tf", proxy)  # noqa: B010 - the module's global name, as TensorForce's code reads it
 
 
+def _read_buffer_rows_in_place(tf: types.ModuleType) -> None:
+    from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
+
+    original_getitem = BaseResourceVariable.__getitem__
+
+    def __getitem__(self: Any, key: Any) -> Any:
+        if _is_rows_of_one_buffer(self, key):
+            index, rows = key
+            rows_in_buffer = tf.raw_ops.VariableShape(input=self.handle, out_type=tf.int64)[1]  # no read of it
+            stop = tf.cast(rows.stop, tf.int64)
+            stop = tf.clip_by_value(tf.where(stop < 0, stop + rows_in_buffer, stop), 0, rows_in_buffer)  # as slicing
+            positions = tf.range(stop)
+            return self.gather_nd(
+                tf.stack([tf.fill(tf.shape(positions), tf.cast(index, positions.dtype)), positions], axis=1)
+            )
+        return original_getitem(self, key)
+
+    BaseResourceVariable.__getitem__ = __getitem__
+
+
+def _is_rows_of_one_buffer(variable: Any, key: Any) -> bool:
+    """``buffer[parallel, :n]``: TensorForce's read of one environment's episode so far (a scalar tensor index, then
+    the first ``n`` rows), which the patch reads with the same values as the slice, ``n`` beyond the rows or negative
+    included."""
+    if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], slice)):
+        return False
+    index, rows = key
+    return (
+        rows.start is None
+        and rows.step is None
+        and rows.stop is not None
+        and getattr(index, "shape", None) is not None
+        and index.shape.rank == 0
+        and variable.shape.rank is not None
+        and variable.shape.rank >= 2
+    )
+
+
 class _InlinedWhenTracing:
     """A TensorForce module function: a ``tf.function`` when called eagerly, its Python body when called while
     another function is being traced (so that it is traced into that graph instead of into a graph of its own)."""
@@ -202,3 +257,40 @@ def _trace_nested_functions_in_place(tf: types.ModuleType) -> None:
         log.warning("tensorforce.core.module no longer imports tensorflow as tf; nested functions trace separately")
         return
     setattr(module, "tf", _TensorFlowWithNestedTracing(tf))  # noqa: B010 - the module's global name
+
+
+def _start_updating_when_told() -> None:
+    from tensorforce.core.models.tensorforce import TensorforceModel
+
+    original_initialize = TensorforceModel.initialize
+
+    def initialize(self: Any) -> None:
+        original_initialize(self)
+        first = _first_update_floor(self)
+        if first is not None:
+            self.last_update.assign(first)
+
+    TensorforceModel.initialize = initialize
+
+
+def _first_update_floor(model: Any) -> int | None:
+    """The ``last_update`` to start from so that the first update comes at ``start_updating`` timesteps, for the
+    models whose observe graph drops it once an episode has ended (None: the model honours it, or it is 0)."""
+    if model.update_unit != "timesteps" or model.update_frequency is None or model.reward_horizon == "episode":
+        return None
+    if not (model.update_start.is_constant() and model.update_frequency.is_constant()):
+        log.warning(
+            "start_updating or update_frequency is a schedule: TensorForce starts updating after the first episode"
+        )
+        return None
+    frequency = int(model.update_frequency.final_value())
+    past_horizon = max(
+        int(model.policy.past_horizon(on_policy=False).numpy()),
+        int(model.baseline.past_horizon(on_policy=False).numpy()),
+    )
+    start = max(int(model.update_start.final_value()), frequency + past_horizon)
+    buffer_observe = model.config.buffer_observe
+    after_episodes = 0 if buffer_observe == "episode" else int(buffer_observe)
+    if start <= after_episodes:
+        return None
+    return start - after_episodes - frequency

@@ -107,8 +107,10 @@ def test_a_dqn_shared_by_environments_updates_every_few_timesteps_not_once_per_e
              "network": [{"type": "dense", "size": 16, "activation": "tanh"}]}  # fmt: skip
     experiment = cartpole_experiment(agent=agent, run_mode="multi-threaded", num_workers=2, total_timesteps=600)
     result = run(RunConfig(experiment, output=tmp_path, environments="in-process", progress_bar=False))
-    # one update per 4 timesteps after the first 64 is ~134; once per episode (TensorForce's default) would be ~30
-    assert result.status == "completed" and result.updates >= 100, result.updates
+    # one update per 4 timesteps from timestep 64 on is at most 134 (TensorForce checks once per observe call, and
+    # the 2 environments' observe calls at one timestep share an update: 94 here); once per episode (TensorForce's
+    # default) would be ~30
+    assert result.status == "completed" and result.updates >= 80, result.updates
 
 
 def test_the_trainer_builds_agents_without_tensorforces_input_assertions_and_action_masks(

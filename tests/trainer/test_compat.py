@@ -140,6 +140,31 @@ def test_episode_buffers_are_written_in_place_with_the_same_contents() -> None:
     assert not written[0].any() and not written[1, 1:].any()
 
 
+def test_an_episode_is_read_from_a_buffer_as_its_rows_not_as_a_copy_of_the_buffer() -> None:
+    """Once a variable has been scattered into, TensorFlow copies all of it on every dense read: reading one
+    environment's episode (``buffer[parallel, :length]``, in TensorForce's terminal observe) copied the flagship's
+    2 GB states buffer. The patch gathers just those rows, with the same values."""
+    compat.apply()
+    import tensorflow as tf
+
+    buffer = tf.Variable(tf.reshape(tf.range(2 * 5 * 3, dtype=tf.float32), (2, 5, 3)))
+    buffer.scatter_nd_update([[1, 0]], [[7.0, 7.0, 7.0]])  # as an act writes a state
+
+    @tf.function
+    def episode(parallel: tf.Tensor, length: tf.Tensor) -> tf.Tensor:
+        return buffer[parallel, :length]
+
+    parallel, length = tf.constant(1, dtype=tf.int64), tf.constant(3, dtype=tf.int64)
+    np.testing.assert_array_equal(episode(parallel, length).numpy(), buffer.numpy()[1, :3])
+    operations = {
+        operation.type for operation in episode.get_concrete_function(parallel, length).graph.get_operations()
+    }
+    assert "ResourceGatherNd" in operations and "ReadVariableOp" not in operations
+    for stop in (0, 5, 9, -2):  # past the end and from the end, as slicing does
+        np.testing.assert_array_equal(buffer[parallel, :stop].numpy(), buffer.numpy()[1, :stop])
+    np.testing.assert_array_equal(buffer[0, 1:3].numpy(), buffer.numpy()[0, 1:3])  # other slices as before
+
+
 def _module_functions(agent: object) -> dict[str, compat._InlinedWhenTracing]:
     """Every TensorForce module function of the agent's model, by ``module/function``."""
     model = agent.model  # type: ignore[attr-defined]
@@ -216,3 +241,49 @@ def test_nested_functions_traced_in_place_learn_the_same_episodes(tmp_path: Path
     (updates, episodes), (inline_updates, inline_episodes) = outcomes
     assert updates == inline_updates >= 2
     assert episodes == inline_episodes and len(episodes) >= 10
+
+
+def _first_update(monkeypatch: pytest.MonkeyPatch, *, patched: bool) -> tuple[int, int, int]:
+    """DQN with ``start_updating=200`` on 4 CartPole environments: (timestep the first episode ended, timestep of
+    the first update, updates by 400 timesteps)."""
+    if not patched:
+        monkeypatch.setattr(compat, "_first_update_floor", lambda model: None)
+    environments = [
+        make_environment(GymnasiumEnvironment(level="CartPole-v1"), seed=seed, max_episode_timesteps=100)
+        for seed in range(4)
+    ]
+    spec = AgentSpec(agent="dqn", memory=1000, batch_size=16, update_frequency=4, start_updating=200)
+    network = NetworkSpec.model_validate([{"type": "dense", "size": 16, "activation": "tanh"}])
+    agent = build_agent(
+        spec, environment=environments[0], network=network, max_episode_timesteps=100, parallel_interactions=4, seed=0
+    )
+    first_episode = first_update = None
+    try:
+        states = [environment.reset() for environment in environments]
+        for timestep in range(4, 401, 4):
+            actions = agent.act(states=states, parallel=[0, 1, 2, 3])
+            steps = [env.execute(int(action)) for env, action in zip(environments, actions, strict=True)]
+            agent.observe(terminal=[s[1] for s in steps], reward=[s[2] for s in steps], parallel=[0, 1, 2, 3])
+            if first_episode is None and any(s[1] for s in steps):
+                first_episode = timestep
+            if first_update is None and agent.updates > 0:
+                first_update = timestep
+            states = [env.reset() if s[1] else s[0] for env, s in zip(environments, steps, strict=True)]
+        assert first_episode is not None and first_update is not None
+        return first_episode, first_update, agent.updates
+    finally:
+        agent.close()
+        for environment in environments:
+            environment.close()
+
+
+def test_dqn_makes_its_first_update_at_start_updating(monkeypatch: pytest.MonkeyPatch) -> None:
+    first_episode, first_update, updates = _first_update(monkeypatch, patched=True)
+    assert first_episode < 100  # CartPole's random episodes end long before start_updating
+    assert 200 <= first_update <= 208
+    assert updates >= 40  # then one every 4 timesteps, less the observe calls that share a timestep
+
+
+def test_without_the_patch_dqn_starts_updating_after_the_first_episode(monkeypatch: pytest.MonkeyPatch) -> None:
+    first_episode, first_update, _ = _first_update(monkeypatch, patched=False)
+    assert first_update <= first_episode + 8, "TensorForce honours start_updating now: the patch may go"
