@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from tfcli.errors import InvalidInput
 from tfcli.gke.stack_files import (
     PLACEHOLDER_PROJECT,
+    SHARED_KEY,
     StackFile,
     _location_arguments,
     _new_file,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 SWEEP_KEY = "tfcli:sweep"
 SUSPEND_KEY = "tfcli:suspend"
+PARALLELISM_KEY = "tfcli:parallelism"
 
 
 def sweep_stack(project: ProjectDir, sweep: SweepFile) -> StackFile:
@@ -54,6 +56,27 @@ def sweep_stack(project: ProjectDir, sweep: SweepFile) -> StackFile:
         f"# `pulumi up -s {sweep.name}` deploys it; tfcli:parallelism sets the trials at a time.",
     ]
     return _new_file(path, project, header, config)
+
+
+def deploy_stack(
+    project: ProjectDir, sweep: SweepFile, *, shared_cluster: str | None = None, parallelism: int | None = None
+) -> tuple[StackFile, str | None]:
+    """The sweep's stack file as ``start -s`` deploys it (not written) and the shared cluster it runs on (None: its
+    own). ``shared_cluster`` moves it onto that cluster; without it the file's choice is kept while that cluster's
+    stack file exists. ``parallelism`` sets ``tfcli:parallelism``; without it the file's value (or the default,
+    what the learner pool holds) stays."""
+    stack_file = sweep_stack(project, sweep)
+    config = stack_file.config
+    shared = shared_cluster
+    if shared is None and (kept := config.get(SHARED_KEY)) and StackFile.read(stack_path(project, str(kept))):
+        shared = str(kept)
+    if shared is not None:
+        config[SHARED_KEY] = shared
+    else:
+        config.pop(SHARED_KEY, None)
+    if parallelism is not None:
+        config[PARALLELISM_KEY] = parallelism
+    return stack_file, shared
 
 
 @dataclass(frozen=True)
