@@ -266,6 +266,8 @@ def test_a_deployed_sweeps_trials_run_nowhere_else(deployed: FakePulumi, gke_lab
     assert code == 1 and "a trial of sweep" in stderr
     code, _, stderr = invoke("experiment", "pause", "-e", f"{SWEEP}-3")
     assert code == 1 and "cannot pause on its own" in stderr
+    code, _, stderr = invoke("experiment", "stop", "-e", f"{SWEEP}-3")
+    assert code == 1 and "cannot stop on its own" in stderr
     code, _, stderr = invoke("experiment", "start", "-s", SWEEP, "--local")  # the local queue refuses as well
     assert code == 1 and "is deployed on GKE" in stderr
     code, _, stderr = invoke("experiment", "start", "-s", SWEEP, "--restart")
