@@ -362,3 +362,48 @@ def test_wait_follows_every_trial_then_tears_its_own_cluster_down(
     assert fake_pulumi.verbs().count("up") == 1 and fake_pulumi.verbs().count("destroy") == 1
     assert all((gke_lab / "experiments" / f"{SWEEP}-{k}" / "results" / "result.json").is_file() for k in range(9))
     assert sweep_status()["state"] == "stopped"
+
+
+def test_what_an_experiment_refuses_a_sweep_refuses(deployed: FakePulumi, gke_lab: Path) -> None:
+    import yaml
+
+    settings = yaml.safe_load((gke_lab / "tfcli.yaml").read_text())
+    (gke_lab / "tfcli.yaml").write_text(yaml.safe_dump({**settings, "location": "europe-west4-a"}))
+    code, _, stderr = invoke("experiment", "start", "-s", SWEEP)
+    assert code == 1 and f"tfcli.yaml moved sweep '{SWEEP}' (gcp:region, gcp:zone)" in stderr
+    assert f"`tfcli experiment stop -s {SWEEP}` first" in stderr
+    assert "up" not in deployed.verbs()
+
+
+def test_trials_run_here_are_not_continued_on_gke_without_restart(gke_lab: Path, fake_pulumi: FakePulumi) -> None:
+    trial = gke_lab / "experiments" / f"{SWEEP}-2"
+    (trial / "results").mkdir()
+    (trial / "results" / "progress.jsonl").write_text(progress([3.0] * 4))
+    (trial / "run.json").write_text(json.dumps({"backend": "local", "pid": None, "stopped": True}))
+    code, _, stderr = invoke("experiment", "start", "-s", SWEEP)
+    assert code == 1 and f"results of runs on this machine ({SWEEP}-2)" in stderr and "--restart" in stderr
+    assert fake_pulumi.stacks() == {}
+    code, _, stderr = invoke("experiment", "start", "-s", SWEEP, "--restart")
+    assert code == 0, stderr
+    assert not (trial / "results").exists() and record(gke_lab, f"{SWEEP}-2")["backend"] == "gke"
+
+
+def test_on_a_shared_cluster_the_sweep_stays_there_and_holds_the_cluster(
+    gke_lab: Path, fake_pulumi: FakePulumi
+) -> None:
+    code, _, stderr = invoke("cluster", "create", "-f", "single-node", "-c", "shared-cpu")
+    assert code == 0, stderr
+    code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "-c", "shared-cpu")
+    assert code == 0, stdout + stderr
+    assert "Deployed sweep cartpole-lr on GKE (shared cluster shared-cpu" in " ".join(stdout.split())
+    assert stack_config(gke_lab, SWEEP)["tfcli:sharedClusterStack"] == "shared-cpu"
+    assert record(gke_lab, SWEEP)["shared_cluster"] == "shared-cpu"
+    code, _, stderr = invoke("cluster", "delete", "-c", "shared-cpu")
+    assert code == 1 and f"'shared-cpu' runs {SWEEP}" in stderr and f"experiment stop -s {SWEEP}" in stderr
+    code, _, stderr = invoke("cluster", "create", "-f", "single-node", "-c", "other-cpu")
+    assert code == 0, stderr
+    code, _, stderr = invoke("experiment", "start", "-s", SWEEP, "-c", "other-cpu")
+    assert code == 1 and "runs on the shared cluster 'shared-cpu'; it cannot move while deployed" in stderr
+    code, _, stderr = invoke("experiment", "start", "-s", SWEEP)  # without -c it stays where it is
+    assert code == 0, stderr
+    assert stack_config(gke_lab, SWEEP)["tfcli:sharedClusterStack"] == "shared-cpu"

@@ -14,6 +14,7 @@ from tfcli.errors import InvalidInput
 from tfcli.gke.stack_files import (
     PLACEHOLDER_PROJECT,
     SHARED_KEY,
+    SWEEP_KEY,
     StackFile,
     _location_arguments,
     _new_file,
@@ -27,7 +28,6 @@ from tfcli.sweeps.model import SweepFile
 if TYPE_CHECKING:
     from infra.plan import Plan
 
-SWEEP_KEY = "tfcli:sweep"
 SUSPEND_KEY = "tfcli:suspend"
 PARALLELISM_KEY = "tfcli:parallelism"
 
@@ -36,12 +36,12 @@ def sweep_stack(project: ProjectDir, sweep: SweepFile) -> StackFile:
     """The sweep's stack file with its current definition (not yet written)."""
     path = stack_path(project, sweep.name)
     existing = StackFile.read(path)
-    if existing is not None and existing.kind != "other":
+    if existing is not None and existing.kind not in ("sweep", "other"):
         raise InvalidInput(
             f"{display_path(path)} is the stack of {existing.kind} '{sweep.name}'; a sweep cannot have the same name",
             hint="pick another name with -n",
         )
-    if existing is not None and SWEEP_KEY in existing.config:
+    if existing is not None and existing.kind == "sweep":
         existing.config[SWEEP_KEY] = sweep.model_dump(mode="json")
         _update_project(existing, project)
         return existing
