@@ -178,6 +178,9 @@ def test_status_and_list_read_every_trial_from_the_bucket(deployed: FakePulumi, 
     code, stdout, stderr = invoke("experiment", "status", "-e", f"{SWEEP}-8", "--json")  # one trial, from the bucket
     assert code == 0, stderr
     assert (json.loads(stdout)["state"], json.loads(stdout)["backend"]) == ("completed", "gke")
+    code, stdout, stderr = invoke("experiment", "list", "--json")  # every experiment: the trials among them
+    listed = {entry["name"]: entry for entry in json.loads(stdout)}
+    assert code == 0 and (listed[f"{SWEEP}-5"]["state"], listed[f"{SWEEP}-5"]["timesteps"]) == ("completed", BUDGET)
 
 
 def test_pause_and_resume_flip_suspend_and_up(deployed: FakePulumi, gcs: Any, gke_lab: Path) -> None:
