@@ -229,11 +229,19 @@ def trial_status(store: ExperimentStore, experiment: ExperimentDir, *, stacks: S
     return reading.status()
 
 
-def _refuse_local_runs(store: ExperimentStore, sweep: SweepDir, trials: list[ExperimentDir], restart: bool) -> None:
+def _refuse_local_runs(sweep: SweepDir, trials: list[ExperimentDir], restart: bool) -> None:
     if sweep.run_record().get("backend") == "local" and queue_alive(sweep):
         raise TfcliError(
             f"sweep '{sweep.name}' is running on this machine; it cannot run on GKE at the same time",
             hint=f"`tfcli experiment stop -s {sweep.name}` first",
+        )
+    from tfcli.local import backend as local_backend
+
+    running = [experiment.name for experiment in trials if local_backend.is_running(experiment)]
+    if running:
+        raise TfcliError(
+            f"trials of sweep '{sweep.name}' run on this machine ({', '.join(running[:3])})",
+            hint=f"`tfcli experiment stop -s {sweep.name}` ends them first",
         )
     local = [e.name for e in trials if e.run_record().get("backend") == "local" and gke.has_results(e)]
     if local and not restart:
@@ -274,7 +282,7 @@ def start(
     stacks = stacks or Stacks(project)
     name = sweep.name
     trials = [experiment for _, experiment in trial_dirs(store, sweep)]
-    _refuse_local_runs(store, sweep, trials, restart)
+    _refuse_local_runs(sweep, trials, restart)
     if shared_cluster is not None:
         from tfcli.gke.stack_files import cluster_spec
 
