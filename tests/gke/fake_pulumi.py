@@ -251,7 +251,8 @@ def resources_for(stack: str, config: dict[str, Any]) -> list[tuple[str, str]]:
     """(type, name) of what the program would declare, in the order the engine reports them."""
     found = [("pulumi:pulumi:Stack", f"tfcli-{stack}"), ("pulumi:providers:gcp", "default_10_2_0")]
     experiment = config.get("tfcli:experiment")
-    own_cluster = experiment is None or not config.get("tfcli:sharedClusterStack")
+    sweep = config.get("tfcli:sweep")
+    own_cluster = (experiment is None and sweep is None) or not config.get("tfcli:sharedClusterStack")
     if own_cluster:
         found += [
             ("gcp:container/cluster:Cluster", f"{stack}-cluster"),
@@ -263,6 +264,13 @@ def resources_for(stack: str, config: dict[str, Any]) -> list[tuple[str, str]]:
             ("gcp:storage/bucket:Bucket", f"{stack}-bucket"),
             ("kubernetes:core/v1:Namespace", f"{stack}-namespace"),
             ("kubernetes:batch/v1:Job", f"{stack}-job-learner"),
+        ]
+    if sweep is not None:  # infra/sweep_program.py: the bucket, then one Indexed Job and its trials' ConfigMap
+        found += [
+            ("gcp:storage/bucket:Bucket", f"{stack}-bucket"),
+            ("kubernetes:core/v1:Namespace", f"{stack}-namespace"),
+            ("kubernetes:core/v1:ConfigMap", f"{stack}-sweep-trials"),
+            ("kubernetes:batch/v1:Job", f"{stack}-job-trials"),
         ]
     return found
 
@@ -291,14 +299,13 @@ def outputs_for(stack: str, config: dict[str, Any]) -> dict[str, Any]:
             "gpuType": cluster.get("gpu_type", ""),
             "gpusPerNode": cluster.get("gpus_per_node", 0),
         }
-    experiment = mapping(config["tfcli:experiment"])
-    name = experiment["name"]
+    sweep = mapping(config["tfcli:sweep"]) if "tfcli:sweep" in config else None
+    experiment = mapping(sweep["base"] if sweep is not None else config["tfcli:experiment"])
+    name = sweep["name"] if sweep is not None else experiment["name"]
     shared = config.get("tfcli:sharedClusterStack")
     buckets = load("control.json", {}).get("buckets", {})
     bucket = buckets.get(stack) or bucket_name(name, project)
     outputs = {
-        "experiment": name,
-        "runMode": experiment.get("run_mode", "single"),
         "clusterName": shared or name,
         "clusterLocation": (experiment.get("cluster") or {}).get("location") or location,
         "namespace": f"tfcli-{name}",
@@ -307,6 +314,15 @@ def outputs_for(stack: str, config: dict[str, Any]) -> dict[str, Any]:
         "resultsUrl": f"gs://{bucket}/{name}/",
         "suspended": str(config.get("tfcli:suspend", False)).lower() == "true",
     }
+    if sweep is None:
+        outputs.update({"experiment": name, "runMode": experiment.get("run_mode", "single")})
+    else:  # infra/sweep_program.py: its trials (NAME-0 ..) and the Indexed Job's parallelism, as the program reads them
+        from infra.sweep_config import sweep_settings_from_config
+
+        settings = sweep_settings_from_config(config, stack=stack)
+        trials = [trial.name for trial in settings.trials]
+        outputs.update({"sweep": name, "trials": trials, "parallelism": min(settings.parallelism, len(trials)),
+                        "jobs": ["trials-0123456789"]})  # fmt: skip
     if shared:
         outputs["sharedClusterStack"] = shared
     outputs.update(load("control.json", {}).get("extra_outputs", {}).get(stack, {}))  # e.g. a kubeconfig
@@ -401,8 +417,9 @@ def play_the_trainer(stack: str, outputs: dict[str, Any]) -> None:
     from google.cloud import storage
 
     bucket = storage.Client(project="test", credentials=AnonymousCredentials()).bucket(outputs["bucket"])
+    prefix = outputs.get("experiment") or outputs["sweep"]  # a sweep's trials write <sweep>/<trial>/...
     for name, text in files.items():
-        bucket.blob(f"{outputs['experiment']}/{name}").upload_from_string(text)
+        bucket.blob(f"{prefix}/{name}").upload_from_string(text)
 
 
 def history_entry(kind: str, result: str, changes: dict[str, int], number: int) -> dict[str, Any]:
@@ -455,7 +472,9 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
         for type_, name in resources:
             op = "same" if (type_, name) in previous else "create"
             if type_ == "kubernetes:batch/v1:Job" and (type_, name) in previous:
-                op = "update" if record["outputs"].get("suspended") != outputs_for(stack, config)["suspended"] else op
+                now = outputs_for(stack, config)
+                changed = any(record["outputs"].get(key) != now.get(key) for key in ("suspended", "parallelism"))
+                op = "update" if changed else op
             changes[op] = changes.get(op, 0) + 1
             log.step(stack, op, type_, name)
         record["resources"] = [list(item) for item in resources]

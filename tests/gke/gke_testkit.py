@@ -127,3 +127,19 @@ def make_gke_project(root: Path, **settings: Any) -> Path:
 
 def stack_config(project: Path, stack: str) -> dict[str, Any]:
     return dict(yaml.safe_load((project / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"])
+
+
+@pytest.fixture
+def auth_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``gke-gcloud-auth-plugin`` on PATH, handing out the fake server's token as an ExecCredential."""
+    bin_dir = tmp_path / "plugin-bin"
+    bin_dir.mkdir()
+    from fake_kube import TOKEN
+
+    credential = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
+                  "status": {"token": TOKEN, "expirationTimestamp": "2099-01-01T00:00:00Z"}}  # fmt: skip
+    script = bin_dir / "gke-gcloud-auth-plugin"
+    script.write_text(f"#!{sys.executable}\nprint({json.dumps(json.dumps(credential))})\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return script

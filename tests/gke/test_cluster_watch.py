@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from fake_kube import TOKEN, Cluster, serve
+from fake_kube import Cluster, serve
 from gke_testkit import FakePulumi
 from typer.testing import CliRunner
 
@@ -121,20 +119,6 @@ def test_status_warns_from_80_percent_of_max_cost() -> None:
 
 
 # --- through the CLI: fake pulumi (the stack), fake API server, fake gke-gcloud-auth-plugin -------------------
-
-
-@pytest.fixture
-def auth_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """``gke-gcloud-auth-plugin`` on PATH, handing out the fake server's token as an ExecCredential."""
-    bin_dir = tmp_path / "plugin-bin"
-    bin_dir.mkdir()
-    credential = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
-                  "status": {"token": TOKEN, "expirationTimestamp": "2099-01-01T00:00:00Z"}}  # fmt: skip
-    script = bin_dir / "gke-gcloud-auth-plugin"
-    script.write_text(f"#!{sys.executable}\nprint({json.dumps(json.dumps(credential))})\n")
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return script
 
 
 def without_auth_plugin(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -220,7 +220,10 @@ def start(
     restart: Annotated[bool, typer.Option("--restart", help="Delete earlier results and start over.")] = False,
     sweep: SweepName = None,
     parallel: Annotated[
-        int | None, typer.Option("--parallel", "-p", help="Sweeps: local trials at a time (default: cores fit).")
+        int | None,
+        typer.Option(
+            "--parallel", "-p", help="Sweeps: trials at a time (locally default: cores fit; GKE: tfcli:parallelism)."
+        ),
     ] = None,
 ) -> None:
     """Start an experiment by name (-e) or straight from a spec (-f), locally or on GKE (`pulumi up`); -s a sweep."""
@@ -229,11 +232,13 @@ def start(
     from tfcli.experiments.store import checked_flag
 
     if sweep is not None:
-        if experiment is not None or file is not None or cluster is not None:
-            raise InvalidInput("-s SWEEP: give no -e, -f or -c with it")
+        if experiment is not None or file is not None:
+            raise InvalidInput("-s SWEEP: give no -e or -f with it")
+        if cluster is not None:
+            checked_flag(cluster, "--cluster")
         from tfcli.cli import sweep_view
 
-        sweep_view.start_cli(sweep, parallel=parallel, local=local, wait=wait, restart=restart)
+        sweep_view.start_cli(sweep, parallel=parallel, local=local, wait=wait, restart=restart, cluster=cluster)
         return
     if (experiment is None) == (file is None):
         raise InvalidInput("give exactly one of -e NAME (an existing experiment) or -f SPEC")
@@ -274,7 +279,7 @@ def resume(
         from tfcli.cli import sweep_view
 
         assert sweep is not None
-        sweep_view.start_cli(sweep, parallel=None, local=True, wait=wait)
+        sweep_view.resume_cli(sweep, wait)
         return
     assert experiment is not None
     _start(_context(), experiment, local=False, wait=wait, resume=True)

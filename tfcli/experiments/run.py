@@ -47,6 +47,26 @@ def recorded_backend(store: ExperimentStore, experiment: ExperimentDir) -> str:
     return str(experiment.run_record().get("backend") or store.project.settings.default_backend)
 
 
+def gke_sweep(experiment: ExperimentDir) -> str | None:
+    """The GKE sweep this experiment is a trial of, while that sweep is deployed (its stack runs the trial)."""
+    record = experiment.run_record()
+    if record.get("backend") == "gke" and record.get("sweep") and not record.get("stopped"):
+        return str(record["sweep"])
+    return None
+
+
+def refuse_sweep_trial(experiment: ExperimentDir, action: str) -> None:
+    """A trial of a deployed GKE sweep is run by the sweep's stack: it is started, paused and stopped with it."""
+    if (sweep := gke_sweep(experiment)) is not None:
+        raise TfcliError(
+            f"experiment '{experiment.name}' is a trial of sweep '{sweep}', deployed on GKE; it cannot {action} on "
+            "its own",
+            hint=f"`tfcli experiment pause -s {sweep}` / `stop -s {sweep}` act on the whole sweep (stop downloads "
+            f"every trial's results and destroys its stack; `start -e {experiment.name} --local` then continues "
+            "this one here)",
+        )
+
+
 def _backend(store: ExperimentStore, local_flag: bool) -> str:
     return "local" if local_flag else store.project.settings.default_backend
 
@@ -62,6 +82,7 @@ def start_experiment(
 ) -> Launched:
     """Start (or continue) an experiment; the trainer resumes from its newest checkpoint."""
     experiment = store.get(name)
+    refuse_sweep_trial(experiment, "start")
     backend = _backend(store, local)
     if backend == "gke":
         from tfcli.gke import experiments as gke
@@ -108,6 +129,10 @@ def status_of(store: ExperimentStore, experiment: ExperimentDir) -> Status:
     """From the stack and its bucket (GKE) or the processes and results folder (local). An experiment that never
     ran shows the backend ``start`` would pick."""
     record = experiment.run_record()
+    if record.get("backend") == "gke" and record.get("sweep"):
+        from tfcli.gke.sweeps import trial_status
+
+        return trial_status(store, experiment)
     if record.get("backend") == "gke":
         from tfcli.gke import experiments as gke
 
@@ -154,6 +179,7 @@ def pause_experiment(
     store: ExperimentStore, experiment: ExperimentDir, *, observer: UpdateObserver | None = None
 ) -> dict[str, Any]:
     """Checkpoint and stop the run; returns its result (status ``paused``, or ``pausing`` while GKE still works)."""
+    refuse_sweep_trial(experiment, "pause")
     with experiment.locked():
         if recorded_backend(store, experiment) == "gke":
             from tfcli.gke import experiments as gke
@@ -174,6 +200,7 @@ def stop_experiment(
     """End the run for good. Locally: checkpoint and end its processes (killed if they do not stop in time). On GKE:
     checkpoint, download, destroy the stack. Returns where the results are (None when GKE results were not
     downloaded)."""
+    refuse_sweep_trial(experiment, "stop")
     with experiment.locked():
         if recorded_backend(store, experiment) == "gke":
             from tfcli.gke import experiments as gke
@@ -189,7 +216,16 @@ def stop_experiment(
 
 def download_results(store: ExperimentStore, experiment: ExperimentDir) -> Path:
     """GKE: copy the bucket's results to ``experiments/NAME/results/``. Local runs write them in place."""
-    if recorded_backend(store, experiment) == "gke":
+    if (sweep := gke_sweep(experiment)) is not None:
+        from tfcli.gke.automation import Stacks
+        from tfcli.gke.sweeps import download_trial
+
+        state = Stacks(store.project).state(sweep)
+        found = download_trial(store, experiment, state.outputs) if state.deployed else None
+        if found is None:
+            raise TfcliError(f"trial '{experiment.name}' of sweep '{sweep}' has no results in the bucket yet")
+        return found
+    if recorded_backend(store, experiment) == "gke" and not experiment.run_record().get("sweep"):
         from tfcli.gke import experiments as gke
 
         with experiment.locked():

@@ -188,7 +188,9 @@ def delete_clusters(
         raise TfcliError(
             "cannot delete a cluster experiments run on: " + "; ".join(lines),
             hint="stop them first: "
-            + ", ".join(f"`tfcli experiment stop -e {u}`" for users in in_use.values() for u in users),
+            + ", ".join(
+                f"`tfcli experiment stop -{_flag(project, u)} {u}`" for users in in_use.values() for u in users
+            ),
         )
     deleted = []
     for name in names:
@@ -201,6 +203,12 @@ def delete_clusters(
             stack_path(project, name).unlink(missing_ok=True)
         deleted.append(name)
     return deleted
+
+
+def _flag(project: ProjectDir, name: str) -> str:
+    """``s`` for a sweep's stack, ``e`` for an experiment's: how ``experiment stop`` names it."""
+    stack_file = StackFile.read(stack_path(project, name))
+    return "s" if stack_file is not None and stack_file.kind == "sweep" else "e"
 
 
 def _config(project: ProjectDir, name: str) -> dict[str, Any]:

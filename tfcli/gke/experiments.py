@@ -30,7 +30,7 @@ from typing import Any
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.status import Status, status_from
-from tfcli.experiments.store import ExperimentDir
+from tfcli.experiments.store import ExperimentDir, RunFolder
 from tfcli.gke.automation import Stacks, StackState, planned_total
 from tfcli.gke.events import UpdateObserver
 from tfcli.gke.results import RemoteResults, remote_results
@@ -72,11 +72,11 @@ def cluster_lock(project: ProjectDir, cluster: str, *, shared: bool = False) -> 
     return exclusive(project.root / ".tfcli" / "clusters" / f"{cluster}.lock", f"cluster '{cluster}'", shared=shared)
 
 
-def _now() -> str:
+def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _has_results(experiment: ExperimentDir) -> bool:
+def has_results(experiment: ExperimentDir) -> bool:
     return experiment.results.is_dir() and any(experiment.results.iterdir())
 
 
@@ -116,7 +116,7 @@ def start(
     name = experiment.name
     record = experiment.run_record()
     spec = experiment.spec()
-    if record.get("backend") == "local" and _has_results(experiment) and not restart:
+    if record.get("backend") == "local" and has_results(experiment) and not restart:
         raise TfcliError(
             f"experiment '{name}' has results of a run on this machine, which GKE cannot continue",
             hint="continue it here with --local, or start it over on GKE with --restart (deletes those results)",
@@ -126,29 +126,7 @@ def start(
     current = stacks.state(name)
     generation = None
     if current.deployed:
-        deployed_on = current.outputs.get("sharedClusterStack")
-        if deployed_on != planned.shared_cluster:
-            raise TfcliError(
-                f"experiment '{name}' runs on {_where(current.outputs)}; it cannot move while deployed",
-                hint=f"`tfcli experiment stop -e {name}` first (downloads its results), then start it again",
-            )
-        deployed_file = StackFile.read(stack_path(project, name))
-        moved = [
-            key
-            for key in ("gcp:project", *LOCATION_KEYS)
-            if deployed_file is not None and deployed_file.config.get(key) != planned.config.get(key)
-        ]
-        if moved:
-            raise TfcliError(
-                f"tfcli.yaml moved experiment '{name}' ({', '.join(moved)}) while it is deployed: "
-                "an update would replace its cluster and bucket",
-                hint=f"`tfcli experiment stop -e {name}` first (downloads its results), or restore tfcli.yaml",
-            )
-        if restart:
-            raise TfcliError(
-                f"experiment '{name}' is deployed; --restart starts over only from a stopped experiment",
-                hint=f"`tfcli experiment stop -e {name}` first (downloads its results, destroys the stack)",
-            )
+        refuse_changes(project, current, planned.config, planned.shared_cluster, restart=restart)
         remote = remote_results(project, current.outputs)
         before = remote.result_blob()
         if before is not None and remote.result(before).get("status") == "completed":
@@ -157,31 +135,77 @@ def start(
     elif restart:
         for folder in (experiment.results, experiment.logs):
             shutil.rmtree(folder, ignore_errors=True)
-    elif record.get("backend") == "gke" and record.get("stopped") and _has_results(experiment):
+    elif record.get("backend") == "gke" and record.get("stopped") and has_results(experiment):
         raise TfcliError(
             f"experiment '{name}' was stopped: its bucket was destroyed after its results were downloaded to "
             f"experiments/{name}/results/, and GKE cannot continue from a local copy",
             hint="--restart trains it again from the start on GKE; --local continues it on this machine",
         )
     with contextlib.ExitStack() as held:
-        if planned.shared_cluster is not None:
-            held.enter_context(cluster_lock(project, planned.shared_cluster, shared=True))
-            if not stacks.state(planned.shared_cluster).deployed:
-                raise TfcliError(
-                    f"the shared cluster '{planned.shared_cluster}' is not up",
-                    hint=f"create it with `tfcli cluster create -f SPEC -c {planned.shared_cluster}`",
-                )
+        hold_shared_cluster(held, project, stacks, planned.shared_cluster)
         planned.file.write()
         stack = stacks.stack(name, create=True)
         # Recorded before the update: if it fails half-way, status and stop still look at the stack.
         experiment.write_run_record(
-            {"backend": "gke", "stack": name, "shared_cluster": planned.shared_cluster, "started_at": _now()}
+            {"backend": "gke", "stack": name, "shared_cluster": planned.shared_cluster, "started_at": now()}
         )
         stacks.set_config(
             stack, {SUSPEND_KEY: "false"}, secrets={**stacks.credentials(), **_token(project, spec, name)}
         )
         outputs = stacks.up(stack, observer=observer, total=planned_total(planned.config, name))
     return Deployment(outputs, planned.shared_cluster, result_generation=generation)
+
+
+def refuse_changes(
+    project: ProjectDir,
+    current: StackState,
+    config: dict[str, Any],
+    shared_cluster: str | None,
+    *,
+    restart: bool,
+    kind: str = "experiment",
+) -> None:
+    """What a deployed stack (an experiment's or a sweep's) cannot take: another cluster, another GCP project or
+    location (the update would replace the cluster and the bucket), or ``--restart``."""
+    name = current.name
+    stop = f"`tfcli experiment stop -{kind[0]} {name}`"
+    deployed_on = current.outputs.get("sharedClusterStack")
+    if deployed_on != shared_cluster:
+        raise TfcliError(
+            f"{kind} '{name}' runs on {_where(current.outputs)}; it cannot move while deployed",
+            hint=f"{stop} first (downloads its results), then start it again",
+        )
+    deployed_file = StackFile.read(stack_path(project, name))
+    moved = [
+        key
+        for key in ("gcp:project", *LOCATION_KEYS)
+        if deployed_file is not None and deployed_file.config.get(key) != config.get(key)
+    ]
+    if moved:
+        raise TfcliError(
+            f"tfcli.yaml moved {kind} '{name}' ({', '.join(moved)}) while it is deployed: "
+            "an update would replace its cluster and bucket",
+            hint=f"{stop} first (downloads its results), or restore tfcli.yaml",
+        )
+    if restart:
+        raise TfcliError(
+            f"{kind} '{name}' is deployed; --restart starts over only from a stopped {kind}",
+            hint=f"{stop} first (downloads its results, destroys the stack)",
+        )
+
+
+def hold_shared_cluster(
+    held: contextlib.ExitStack, project: ProjectDir, stacks: Stacks, shared_cluster: str | None
+) -> None:
+    """Take the shared cluster's lock (shared) for the rest of ``held`` and check that the cluster is up."""
+    if shared_cluster is None:
+        return
+    held.enter_context(cluster_lock(project, shared_cluster, shared=True))
+    if not stacks.state(shared_cluster).deployed:
+        raise TfcliError(
+            f"the shared cluster '{shared_cluster}' is not up",
+            hint=f"create it with `tfcli cluster create -f SPEC -c {shared_cluster}`",
+        )
 
 
 def _token(project: ProjectDir, spec: Any, stack: str) -> dict[str, str]:
@@ -195,12 +219,13 @@ def _token(project: ProjectDir, spec: Any, stack: str) -> dict[str, str]:
     return {TRANSPORT_TOKEN_KEY: secrets.token_hex(32)}
 
 
-def _deployed(stacks: Stacks, experiment: ExperimentDir) -> StackState:
-    state = stacks.state(experiment.name)
+def deployed_state(stacks: Stacks, folder: RunFolder) -> StackState:
+    """The stack of an experiment (or a sweep) that must be deployed for what comes next."""
+    state = stacks.state(folder.name)
     if not state.deployed:
         raise TfcliError(
-            f"experiment '{experiment.name}' is not deployed on GKE",
-            hint=f"start it with `tfcli experiment start -e {experiment.name}`",
+            f"{folder.kind} '{folder.name}' is not deployed on GKE",
+            hint=f"start it with `tfcli experiment start -{folder.kind[0]} {folder.name}`",
         )
     return state
 
@@ -262,7 +287,7 @@ def pause(
 ) -> dict[str, Any]:
     """Suspend the Jobs (``tfcli:suspend: true``, ``up``) and wait for the trainer's checkpoint (``result.json``)."""
     stacks = stacks or Stacks(project)
-    state = _deployed(stacks, experiment)
+    state = deployed_state(stacks, experiment)
     remote = remote_results(project, state.outputs)
     before = remote.result_blob()
     if state.outputs.get("suspended"):
@@ -300,12 +325,12 @@ def stop(
         if remote.result().get("status") not in FINAL and not state.outputs.get("suspended"):
             pause(experiment, project, observer=observer, stacks=stacks)
         where = download_results(experiment, project, outputs=state.outputs, remote=remote)
-    elif not state.deployed and _has_results(experiment):
+    elif not state.deployed and has_results(experiment):
         where = experiment.results  # downloaded by an earlier stop
     if state.may_have_resources:  # a failed update leaves resources (a cluster!) without outputs
         stacks.destroy(stacks.stack(name), observer=observer, total=_total(project, experiment))
     record = experiment.run_record()
-    experiment.write_run_record({**record, "backend": "gke", "stopped": True, "stopped_at": _now()})
+    experiment.write_run_record({**record, "backend": "gke", "stopped": True, "stopped_at": now()})
     return where
 
 
@@ -325,7 +350,7 @@ def download_results(
         if outputs is None:
             state = (stacks or Stacks(project)).state(experiment.name)
             if not state.deployed:
-                if _has_results(experiment) and experiment.run_record().get("stopped"):
+                if has_results(experiment) and experiment.run_record().get("stopped"):
                     return experiment.results  # downloaded when it was stopped; the bucket is gone
                 raise TfcliError(
                     f"experiment '{experiment.name}' is not deployed on GKE, so it has no results bucket",

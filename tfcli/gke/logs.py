@@ -1,7 +1,8 @@
 """``tfcli experiment logs`` on GKE: the learner's (or one env worker's) log, streamed from the cluster.
 
 The pod is the newest of its role (a preempted learner's successor, not the pod it replaced); a pod that has not
-started has no log yet, and the error says why it waits (:mod:`tfcli.gke.pod_states`).
+started has no log yet, and the error says why it waits (:mod:`tfcli.gke.pod_states`). A trial ``<sweep>-k`` of a
+GKE sweep is the pod of the sweep's Indexed Job with completion index ``k`` (container ``trial``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ def selector(experiment: str, worker: int | None) -> str:
     return f"{base},app.kubernetes.io/component=env-worker,batch.kubernetes.io/job-completion-index={worker}"
 
 
+def trial_selector(sweep: str, index: int) -> str:
+    """The label selector of the pods of trial ``index`` of a sweep's Indexed Job (Kubernetes labels each pod with
+    its completion index)."""
+    return (
+        f"app.kubernetes.io/instance={sweep},app.kubernetes.io/component=trial,"
+        f"batch.kubernetes.io/job-completion-index={index}"
+    )
+
+
 def stream_logs(
     experiment: ExperimentDir,
     project: ProjectDir,
@@ -37,26 +47,35 @@ def stream_logs(
     from tfcli.gke.kube import kube_for
     from tfcli.gke.pod_states import pod_state
 
-    state = (stacks or Stacks(project)).state(experiment.name)
+    sweep = experiment.run_record().get("sweep")
+    stack = str(sweep or experiment.name)
+    if sweep and worker is not None:
+        raise TfcliError("--worker is for distributed runs; a sweep's trials on GKE run in one pod each")
+    state = (stacks or Stacks(project)).state(stack)
     if not state.deployed:
         raise TfcliError(
             f"experiment '{experiment.name}' is not deployed on GKE, so it has no logs there",
             hint=f"`tfcli experiment download -e {experiment.name}` copied its results when it was stopped",
         )
     outputs: dict[str, Any] = state.outputs
-    namespace = str(outputs.get("namespace") or f"tfcli-{experiment.name}")
+    namespace = str(outputs.get("namespace") or f"tfcli-{stack}")
     kube = kube_for(outputs, project)
-    who = "the learner" if worker is None else f"env worker {worker}"
-    pods = kube.pods(namespace, selector(experiment.name, worker))
+    if sweep:
+        who, container = f"trial {experiment.name}", "trial"
+        wanted = trial_selector(stack, int(experiment.name.removeprefix(f"{sweep}-")))
+    else:
+        who = "the learner" if worker is None else f"env worker {worker}"
+        container = "learner" if worker is None else "env-worker"
+        wanted = selector(experiment.name, worker)
+    pods = kube.pods(namespace, wanted)
     if not pods:
         hint = f"`tfcli experiment status -e {experiment.name}` says what it waits for"
         if worker is not None and outputs.get("runMode") != "distributed":
             hint = "--worker is for distributed runs (their env workers); leave it out for the learner's log"
-        raise TfcliError(f"{who} of '{experiment.name}' has no pod (yet)", hint=hint)
+        raise TfcliError(f"{who} of '{stack}' has no pod (yet)", hint=hint)
     pod = max(pods, key=lambda p: str(p["metadata"].get("creationTimestamp") or ""))
     current = pod_state(pod, kube.events(namespace) if pod["status"].get("phase") == "Pending" else [])
     if current.state in ("pending", "image-pull-error"):
         raise TfcliError(f"{who} has no log yet: its pod is {current.state}: {current.reason}")
-    container = "learner" if worker is None else "env-worker"
     for chunk in kube.log_chunks(namespace, pod["metadata"]["name"], container, follow=follow, tail=tail):
         write(chunk.decode(errors="replace"))

@@ -237,3 +237,15 @@ def cluster_view(pods: list[dict[str, Any]], events: list[dict[str, Any]], jobs:
         preemptions=preemptions,
         jobs=job_states,
     )
+
+
+def trial_pods(pods: list[dict[str, Any]], events: list[dict[str, Any]]) -> dict[int, PodState]:
+    """A sweep's trials on GKE: the newest pod of each completion index of its Indexed Job (trial ``k``: index
+    ``k``; a preempted pod's successor, not the pod it replaced), in words."""
+    newest: dict[int, dict[str, Any]] = {}
+    for pod in sorted(pods, key=_created):
+        labels = pod["metadata"].get("labels") or {}
+        index = labels.get(INDEX_LABEL) or (pod["metadata"].get("annotations") or {}).get(INDEX_LABEL)
+        if labels.get(ROLE_LABEL) == "trial" and str(index).isdigit():
+            newest[int(str(index))] = pod
+    return {index: pod_state(pod, events) for index, pod in newest.items()}

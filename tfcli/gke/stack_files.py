@@ -39,6 +39,7 @@ PLACEHOLDER_NOTE = (
 )
 EXPERIMENT_KEY = "tfcli:experiment"
 CLUSTER_KEY = "tfcli:cluster"
+SWEEP_KEY = "tfcli:sweep"
 SHARED_KEY = "tfcli:sharedClusterStack"
 SUSPEND_KEY = "tfcli:suspend"
 LOCATION_KEYS = ("gcp:region", "gcp:zone")
@@ -69,12 +70,14 @@ class StackFile:
 
     @property
     def kind(self) -> str:
-        """``experiment``, ``cluster`` or ``other`` (a stack tfcli did not write)."""
+        """``experiment``, ``cluster``, ``sweep`` or ``other`` (a stack tfcli did not write)."""
         config = self.document.get("config")
         if isinstance(config, dict) and EXPERIMENT_KEY in config:
             return "experiment"
         if isinstance(config, dict) and CLUSTER_KEY in config:
             return "cluster"
+        if isinstance(config, dict) and SWEEP_KEY in config:
+            return "sweep"
         return "other"
 
     @classmethod
@@ -158,15 +161,11 @@ def _update_project(stack_file: StackFile, project: ProjectDir) -> None:
 def _refuse_other_kind(stack_file: StackFile | None, wanted: str, name: str) -> None:
     if stack_file is None or stack_file.kind in (wanted, "other"):
         return
-    if stack_file.kind == "cluster":
-        raise InvalidInput(
-            f"{display_path(stack_file.path)} is the stack of the shared cluster '{name}'; "
-            "an experiment cannot have the same name",
-            hint="pick another name with -n",
-        )
+    owner = "shared cluster" if stack_file.kind == "cluster" else stack_file.kind
     raise InvalidInput(
-        f"{display_path(stack_file.path)} is the stack of the experiment '{name}'; a cluster cannot have the same name",
-        hint="pick another name with -c",
+        f"{display_path(stack_file.path)} is the stack of the {owner} '{name}'; "
+        f"{'an' if wanted == 'experiment' else 'a'} {wanted} cannot have the same name",
+        hint=f"pick another name with {'-n' if wanted == 'experiment' else '-c'}",
     )
 
 
@@ -271,9 +270,9 @@ def cluster_names(project: ProjectDir) -> list[str]:
 
 
 def experiments_on(project: ProjectDir, cluster: str) -> list[str]:
-    """The experiments whose stack file runs them on the shared cluster ``cluster``."""
+    """The experiments and sweeps whose stack file runs them on the shared cluster ``cluster``."""
     return [
         stack_file.stack
         for stack_file in stack_files(project)
-        if stack_file.kind == "experiment" and stack_file.config.get(SHARED_KEY) == cluster
+        if stack_file.kind in ("experiment", "sweep") and stack_file.config.get(SHARED_KEY) == cluster
     ]

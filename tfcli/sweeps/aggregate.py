@@ -10,6 +10,7 @@ then the finished episodes of the others are used and the row says ``partial``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -84,14 +85,13 @@ def final_score(steps: np.ndarray, returns: np.ndarray, fraction: float = FINAL_
     return float(window.mean())
 
 
-def read_run(store: ExperimentStore, trial: Trial) -> Run:
-    experiment = store.dir(trial.name)
-    records = read_all(experiment.results / "progress.jsonl") if experiment.exists() else []
-    records.sort(key=lambda r: (int(r.get("timesteps", 0)), int(r.get("episode", 0))))
+def run_of(trial: Trial, records: list[dict[str, Any]], state: str, result: dict[str, Any]) -> Run:
+    """A trial's numbers from its episodes (``progress.jsonl``'s records), its state and its ``result.json``,
+    wherever they were read (the results folder here, or the sweep's bucket on GKE)."""
+    records = sorted(records, key=lambda r: (int(r.get("timesteps", 0)), int(r.get("episode", 0))))
     returns = np.array([float(r.get("return", 0.0)) for r in records])
     steps = np.array([int(r.get("timesteps", 0)) for r in records])
-    state = local_status(experiment).state if experiment.exists() else "new"
-    wall = experiment.result().get("wall_seconds") if experiment.exists() else None
+    wall = result.get("wall_seconds")
     if wall is None and records:
         wall = records[-1].get("wall_seconds")
     final = final_score(steps, returns)
@@ -101,20 +101,37 @@ def read_run(store: ExperimentStore, trial: Trial) -> Run:
     )
 
 
+def read_run(store: ExperimentStore, trial: Trial) -> Run:
+    """A trial's numbers from its results folder on this machine."""
+    experiment = store.dir(trial.name)
+    if not experiment.exists():
+        return run_of(trial, [], "new", {})
+    records = read_all(experiment.results / "progress.jsonl")
+    return run_of(trial, records, local_status(experiment).state, experiment.result())
+
+
 def first_reach(run: Run, target: float) -> tuple[int, float] | None:
     """(timesteps, wall seconds) when the run's moving average first reaches ``target``; None if it never does."""
     hits = np.nonzero(run.smoothed >= target)[0]
     return (int(run.steps[hits[0]]), float(run.walls[hits[0]])) if len(hits) else None
 
 
-def rows(store: ExperimentStore, trials: list[Trial], *, seeds: int, target_return: float | None) -> list[Row]:
-    """One row per combination (``seeds`` trials each, in trial order); the best IQM is marked."""
+def rows(
+    store: ExperimentStore,
+    trials: list[Trial],
+    *,
+    seeds: int,
+    target_return: float | None,
+    read: Callable[[Trial], Run] | None = None,
+) -> list[Row]:
+    """One row per combination (``seeds`` trials each, in trial order); the best IQM is marked. ``read`` gives a
+    trial's numbers (default: :func:`read_run`, its results folder here)."""
     groups: dict[int, list[Trial]] = {}
     for trial in trials:
         groups.setdefault(trial.index // seeds, []).append(trial)
     result = []
     for members in groups.values():
-        runs = [read_run(store, trial) for trial in members]
+        runs = [read(trial) if read is not None else read_run(store, trial) for trial in members]
         done = [run for run in runs if run.state == "completed" and run.final is not None]
         used = done or [run for run in runs if run.final is not None]
         row = Row(

@@ -68,10 +68,12 @@ class SweepStatus:
     counts: dict[str, int]
     trials: list[tuple[Trial, Status]]
     pid: int | None
+    backend: str = "local"  # or gke: the sweep's stack (tfcli/gke/sweeps.py)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "backend": self.backend,
             "state": self.state,
             "parallel": self.parallel,
             "counts": self.counts,

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from tfcli.errors import InvalidInput
 from tfcli.gke.stack_files import (
     PLACEHOLDER_PROJECT,
+    SHARED_KEY,
+    SWEEP_KEY,
     StackFile,
     _location_arguments,
     _new_file,
@@ -26,20 +28,20 @@ from tfcli.sweeps.model import SweepFile
 if TYPE_CHECKING:
     from infra.plan import Plan
 
-SWEEP_KEY = "tfcli:sweep"
 SUSPEND_KEY = "tfcli:suspend"
+PARALLELISM_KEY = "tfcli:parallelism"
 
 
 def sweep_stack(project: ProjectDir, sweep: SweepFile) -> StackFile:
     """The sweep's stack file with its current definition (not yet written)."""
     path = stack_path(project, sweep.name)
     existing = StackFile.read(path)
-    if existing is not None and existing.kind != "other":
+    if existing is not None and existing.kind not in ("sweep", "other"):
         raise InvalidInput(
             f"{display_path(path)} is the stack of {existing.kind} '{sweep.name}'; a sweep cannot have the same name",
             hint="pick another name with -n",
         )
-    if existing is not None and SWEEP_KEY in existing.config:
+    if existing is not None and existing.kind == "sweep":
         existing.config[SWEEP_KEY] = sweep.model_dump(mode="json")
         _update_project(existing, project)
         return existing
@@ -54,6 +56,27 @@ def sweep_stack(project: ProjectDir, sweep: SweepFile) -> StackFile:
         f"# `pulumi up -s {sweep.name}` deploys it; tfcli:parallelism sets the trials at a time.",
     ]
     return _new_file(path, project, header, config)
+
+
+def deploy_stack(
+    project: ProjectDir, sweep: SweepFile, *, shared_cluster: str | None = None, parallelism: int | None = None
+) -> tuple[StackFile, str | None]:
+    """The sweep's stack file as ``start -s`` deploys it (not written) and the shared cluster it runs on (None: its
+    own). ``shared_cluster`` moves it onto that cluster; without it the file's choice is kept while that cluster's
+    stack file exists. ``parallelism`` sets ``tfcli:parallelism``; without it the file's value (or the default,
+    what the learner pool holds) stays."""
+    stack_file = sweep_stack(project, sweep)
+    config = stack_file.config
+    shared = shared_cluster
+    if shared is None and (kept := config.get(SHARED_KEY)) and StackFile.read(stack_path(project, str(kept))):
+        shared = str(kept)
+    if shared is not None:
+        config[SHARED_KEY] = shared
+    else:
+        config.pop(SHARED_KEY, None)
+    if parallelism is not None:
+        config[PARALLELISM_KEY] = parallelism
+    return stack_file, shared
 
 
 @dataclass(frozen=True)
