@@ -10,11 +10,12 @@ One table, every row measured in this run on this machine, ``--runs`` times each
   ``run()``'s defaults (one agent call per environment, as TensorForce documents the mode): once with one
   environment per worker (the same environments as the Runner) and once with ``environments_per_worker: 4``.
 - (e) Space Invaders (the bundled ``space-invaders-dqn``), distributed over 4 env-workers vs multi-threaded with 4
-  environments stepped in the trainer's process (``--environments in-process``), and (e') vs multi-threaded with
-  the 4 environments in subprocesses (what ``auto`` picks for Atari, since their steps cost more than a pipe's round
-  trip): this trainer against itself, since the Runner cannot share a DQN between parallel Atari environments (no
-  episode limit is registered for ALE levels). The agent makes no update before ``start_updating`` (10,000
-  timesteps), so budgets below it measure acting and stepping, as the first 10,000 timesteps of a run are.
+  environments stepped in the trainer's process (``--environments in-process``, what ``auto`` picks on 2 cores),
+  and (e') vs multi-threaded with the 4 environments in subprocesses (what ``auto`` picks for Atari from 3 cores on,
+  since their steps cost more than a pipe's round trip): this trainer against itself, since the Runner cannot share
+  a DQN between parallel Atari environments (no episode limit is registered for ALE levels). The agent makes no
+  update before ``start_updating`` (10,000 timesteps), so budgets below it measure acting and stepping, as the first
+  10,000 timesteps of a run are.
 
 Columns: "whole s" is the wall time from the first process start to the last exit (imports, agent build, env-worker
 start, training, the final checkpoint, learning curve and shutdown), min and median over the runs; the ratio is the
@@ -36,7 +37,7 @@ TensorBoard summaries (its own and the agent's), checkpoints and learning curve 
 Time to solve CartPole beside stable-baselines3 is ``bench/solve.py``.
 
 Run: ``uv run python -m bench.trainer [--budget TIMESTEPS] [--runs N] [--seed S] [--atari-timesteps N]
-[--cases a,b,c,e]`` (about 10 minutes on a 2-core machine with the defaults). The machine's load average is
+[--cases a,b,c,e]`` (about 11 minutes on a 2-core machine with the defaults). The machine's load average is
 printed: other work on the machine slows both sides alike, and the runs alternate so that it falls on both.
 """
 
@@ -144,6 +145,7 @@ def cases(atari_timesteps: int) -> list[Case]:
             {**distributed, "total_timesteps": atari_timesteps},
             versus={**mt, "total_timesteps": atari_timesteps},
             versus_label="ours, multi-threaded",
+            versus_environments="subprocess",
         ),
     ]
 

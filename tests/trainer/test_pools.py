@@ -100,6 +100,11 @@ def test_run_modes_choose_their_pool(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(cheap, LocalPool) and cheap.size == 2
     cheap.close()
     monkeypatch.setattr(factory, "COSTLY_STEP_SECONDS", 0.0)  # as if every step were costly (Atari)
+    monkeypatch.setattr(factory.os, "cpu_count", lambda: 2)  # the learner's core and one more: no room to step
+    two_cores = make_pool(threaded)
+    assert isinstance(two_cores, LocalPool)
+    two_cores.close()
+    monkeypatch.setattr(factory.os, "cpu_count", lambda: 4)
     costly = make_pool(threaded)
     assert isinstance(costly, SubprocessPool) and costly.size == 2
     costly.close()

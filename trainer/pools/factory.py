@@ -8,8 +8,11 @@
   frame skip 4 in ~0.47 ms. Below ~3 round trips a step, the pipes cost more than parallel stepping saves; above,
   subprocesses win (and keep the trainer's core free for TensorFlow). Measuring rather than guessing from the
   level's name or observation size also covers costly custom levels and cheap image levels. Subprocesses also
-  need a second core and more than one environment to pay off, and TensorForce's own environments stay in-process
-  (a worker would have to import TensorFlow).
+  need more than one environment and cores to spare beyond the learner's (at least 3 in all) to pay off: on 2 cores
+  the learner keeps one busy and the environment processes share the other, so they step no faster than the trainer
+  would, and the pipes come on top (space-invaders-dqn, 4 environments, 6,000 timesteps on a quiet 2-core machine:
+  595 timesteps/s in-process against 517 in subprocesses, 21.8 s against 23.1 s whole process, bench/trainer.py
+  cases e and e'). TensorForce's own environments stay in-process (a worker would have to import TensorFlow).
 - ``distributed``: ``trainer.pools.remote.RemotePool`` over the trainer's TCP transport, one env-worker process
   per ``--workers`` address; it learns the state and action specs from the workers.
 """
@@ -36,6 +39,7 @@ from trainer.pools.subprocess import SubprocessPool
 log = logging.getLogger(__name__)
 
 COSTLY_STEP_SECONDS = 0.0003  # ~3 pipe round trips, see above
+SUBPROCESS_CORES = 3  # the learner's core and at least two for environment processes, see above
 PROBE_STEPS = 20
 
 
@@ -71,7 +75,12 @@ def seconds_per_step(recipe: EnvironmentRecipe, environment: Any, steps: int = P
 def _multi_threaded(recipe: EnvironmentRecipe, size: int, environments: EnvironmentsOption) -> EnvironmentPool:
     if environments == "subprocess":
         return SubprocessPool(recipe, size)
-    if environments == "in-process" or recipe.imports_tensorflow or size < 2 or (os.cpu_count() or 1) < 2:
+    if (
+        environments == "in-process"
+        or recipe.imports_tensorflow
+        or size < 2
+        or (os.cpu_count() or 1) < SUBPROCESS_CORES
+    ):
         return LocalPool(recipe, size)
     probe = recipe.make(0)
     try:
