@@ -93,3 +93,19 @@ def test_rows_aggregate_seeds_per_combination_and_mark_the_best(project: Path) -
     assert second.best and not first.best
     run = read_run(store, b[0])
     assert first_reach(run, 50.0) == (100, 2.0) and first_reach(run, 51.0) is None
+
+
+def test_a_tie_on_the_final_return_goes_to_the_combination_that_reached_the_target_sooner(project: Path) -> None:
+    # Both end at CartPole's ceiling; "late" (listed first) reaches a moving mean of 475 at 2,900 timesteps (19 of
+    # its last 20 episodes at 500), "early" with its first episode (100 timesteps).
+    late = _trial(project, "t-0", 1, [0.0] * 10 + [500.0] * 30)
+    early = _trial(project, "t-1", 1, [500.0] * 40)
+    trials = [
+        Trial(0, late.name, {"agent.learning_rate": 0.1}, 1, {}),
+        Trial(1, early.name, {"agent.learning_rate": 0.2}, 1, {}),
+    ]
+    store = ExperimentStore(open_project())
+    first, second = rows(store, trials, seeds=1, target_return=475.0)
+    assert first.iqm == second.iqm == 500.0
+    assert (first.target_timesteps_iqm, second.target_timesteps_iqm) == (2900.0, 100.0)
+    assert second.best and not first.best
