@@ -141,8 +141,9 @@ class _ScatterInto:
         self.variable, self.indices, self.updates, self.name = variable, indices, updates, name
 
 
-class _TensorFlowWithInPlaceScatter(types.ModuleType):
-    """The ``tensorflow`` module, except that scattering into a variable is deferred to its ``assign``."""
+class _TensorFlowProxy(types.ModuleType):
+    """The ``tensorflow`` module as a TensorForce module sees it through its global name ``tf``: every attribute
+    passes through, except what a subclass defines."""
 
     def __init__(self, tf: types.ModuleType) -> None:
         super().__init__(tf.__name__)
@@ -150,6 +151,20 @@ class _TensorFlowWithInPlaceScatter(types.ModuleType):
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._tf, name)
+
+
+def _point_tf_at(module_name: str, tf: types.ModuleType, proxy: _TensorFlowProxy, without: str) -> None:
+    """Make ``proxy`` the module's ``tf``; if the module no longer imports TensorFlow as ``tf`` (TensorForce
+    changed), leave it and say what is lost (``without``)."""
+    module = importlib.import_module(module_name)
+    if getattr(module, "tf", None) is not tf:
+        log.warning("%s no longer imports tensorflow as tf; %s", module_name, without)
+        return
+    setattr(module, "tf", proxy)  # noqa: B010 - the module's global name, as TensorForce's code reads it
+
+
+class _TensorFlowWithInPlaceScatter(_TensorFlowProxy):
+    """The ``tensorflow`` module, except that scattering into a variable is deferred to its ``assign``."""
 
     def tensor_scatter_nd_update(self, tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Any:
         if isinstance(tensor, self._tf.Variable):
@@ -174,11 +189,7 @@ def _write_buffers_in_place(tf: types.ModuleType) -> None:
     BaseResourceVariable.assign = assign
     proxy = _TensorFlowWithInPlaceScatter(tf)
     for module_name in _COPYING_MODULES:
-        module = importlib.import_module(module_name)
-        if getattr(module, "tf", None) is not tf:  # TensorForce changed how it imports TensorFlow: leave it
-            log.warning("%s no longer imports tensorflow as tf; its buffers are written by copying", module_name)
-            continue
-        setattr(module, "tf", proxy)  # noqa: B010 - the module's global name, as TensorForce's code reads it
+        _point_tf_at(module_name, tf, proxy, without="its buffers are written by copying")
 
 
 def _read_buffer_rows_in_place(tf: types.ModuleType) -> None:
@@ -237,26 +248,16 @@ class _InlinedWhenTracing:
         return getattr(self.function, name)
 
 
-class _TensorFlowWithNestedTracing(types.ModuleType):
+class _TensorFlowWithNestedTracing(_TensorFlowProxy):
     """The ``tensorflow`` module, except that ``function`` makes :class:`_InlinedWhenTracing` functions."""
-
-    def __init__(self, tf: types.ModuleType) -> None:
-        super().__init__(tf.__name__)
-        self._tf = tf
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._tf, name)
 
     def function(self, func: Any = None, **options: Any) -> _InlinedWhenTracing:
         return _InlinedWhenTracing(self._tf, func, **options)
 
 
 def _trace_nested_functions_in_place(tf: types.ModuleType) -> None:
-    module = importlib.import_module("tensorforce.core.module")
-    if getattr(module, "tf", None) is not tf:  # TensorForce changed how it imports TensorFlow: leave it
-        log.warning("tensorforce.core.module no longer imports tensorflow as tf; nested functions trace separately")
-        return
-    setattr(module, "tf", _TensorFlowWithNestedTracing(tf))  # noqa: B010 - the module's global name
+    proxy = _TensorFlowWithNestedTracing(tf)
+    _point_tf_at("tensorforce.core.module", tf, proxy, without="nested functions trace separately")
 
 
 def _start_updating_when_told() -> None:
