@@ -39,7 +39,7 @@ def is_sweep_config(config: Mapping[str, Any]) -> bool:
 def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transport_token: Any = None) -> SweepSettings:
     """Validate a sweep stack's config; every mistake is an :class:`InvalidInput` naming the stack file and key."""
     from infra.sweep_manifests import default_parallelism
-    from tfcli.sweeps.model import expand, read_sweep_file, validate_trials
+    from tfcli.spec.sweep import expand, read_sweep_file, validate_trials
 
     where = _where(stack, SWEEP_KEY)
     if config.get(f"{NAMESPACE}:experiment") is not None or config.get(f"{NAMESPACE}:cluster") is not None:

@@ -127,7 +127,7 @@ def test_names_are_shared_between_experiments_and_clusters(gke_project: Path, fa
 
 
 def test_one_command_per_cluster_at_a_time(gke_project: Path, fake_pulumi: FakePulumi) -> None:
-    from tfcli.gke.experiments import cluster_lock
+    from tfcli.gke.deploy import cluster_lock
     from tfcli.project import open_project
 
     create_shared("shared-t4")

@@ -47,10 +47,10 @@ def upload(gcs: Any, files: dict[str, bytes | dict[str, Any]]) -> None:
 @pytest.fixture
 def started(gke_project: Path, fake_pulumi: FakePulumi, gcs: Any, monkeypatch: pytest.MonkeyPatch) -> FakePulumi:
     """si1 (cartpole-ppo, 100,000 timesteps) deployed on its own cluster, its bucket empty."""
-    import tfcli.gke.experiments
+    import tfcli.gke.waiting
 
-    monkeypatch.setattr(tfcli.gke.experiments, "POLL_SECONDS", 0.05)
-    monkeypatch.setattr(tfcli.gke.experiments, "PAUSE_TIMEOUT", 1.0)
+    monkeypatch.setattr(tfcli.gke.waiting, "POLL_SECONDS", 0.05)
+    monkeypatch.setattr(tfcli.gke.waiting, "PAUSE_TIMEOUT", 1.0)
     gcs.create_bucket(BUCKET)
     assert invoke("experiment", "new", "-f", "cartpole-ppo", "-n", "si1")[0] == 0
     code, stdout, stderr = invoke("experiment", "start", "-e", "si1")
@@ -164,9 +164,9 @@ def test_stop_of_a_running_experiment_pauses_it_first(started: FakePulumi, gcs: 
 def test_wait_follows_the_bucket_then_tears_down_its_own_cluster(
     gke_project: Path, fake_pulumi: FakePulumi, gcs: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tfcli.gke.experiments
+    import tfcli.gke.waiting
 
-    monkeypatch.setattr(tfcli.gke.experiments, "POLL_SECONDS", 0.05)
+    monkeypatch.setattr(tfcli.gke.waiting, "POLL_SECONDS", 0.05)
     gcs.create_bucket(BUCKET)
     upload(gcs, {"progress.jsonl": episodes(2000),
                  "result.json": {"status": "completed", "timesteps": 100_000, "episodes": 2000, "wall_seconds": 30.0,

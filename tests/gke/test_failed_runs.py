@@ -22,9 +22,9 @@ ERROR = "/spec/experiment.yaml: agent: cannot build the dqn agent: Invalid value
 def test_wait_and_status_show_the_trainers_error_line(
     gke_project: Path, fake_pulumi: FakePulumi, gcs: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tfcli.gke.experiments
+    import tfcli.gke.waiting
 
-    monkeypatch.setattr(tfcli.gke.experiments, "POLL_SECONDS", 0.05)
+    monkeypatch.setattr(tfcli.gke.waiting, "POLL_SECONDS", 0.05)
     gcs.create_bucket(BUCKET)
     failed = {"status": "failed", "timesteps": 0, "episodes": 0, "wall_seconds": 0.0, "timesteps_per_second": 0.0,
               "mean_return_last_100": None, "updates": 0, "error": ERROR}  # fmt: skip

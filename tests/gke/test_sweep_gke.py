@@ -81,10 +81,10 @@ def record(lab: Path, name: str) -> dict[str, Any]:
 @pytest.fixture
 def gke_lab(lab: Path, fake_pulumi: FakePulumi, gcs: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The bundled library's project with a GCP project (sweeps start on GKE) and the sweep created."""
-    import tfcli.gke.experiments
+    import tfcli.gke.waiting
 
-    monkeypatch.setattr(tfcli.gke.experiments, "POLL_SECONDS", 0.05)
-    monkeypatch.setattr(tfcli.gke.experiments, "PAUSE_TIMEOUT", 2.0)
+    monkeypatch.setattr(tfcli.gke.waiting, "POLL_SECONDS", 0.05)
+    monkeypatch.setattr(tfcli.gke.waiting, "PAUSE_TIMEOUT", 2.0)
     make_gke_project(lab)
     gcs.create_bucket(BUCKET)
     code, _, stderr = invoke("experiment", "sweep", "-f", SWEEP, "--no-build")

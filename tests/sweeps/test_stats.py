@@ -10,8 +10,9 @@ import numpy as np
 from tfcli.experiments.store import ExperimentStore
 from tfcli.project import open_project
 from tfcli.sweeps import stats
-from tfcli.sweeps.aggregate import final_score, first_reach, read_run, rows, smooth
-from tfcli.sweeps.model import Trial
+from tfcli.local.sweeps import trial_numbers
+from tfcli.sweeps.aggregate import final_score, first_reach, rows, smooth
+from tfcli.spec.sweep import Trial
 
 
 def test_iqm_drops_a_quarter_at_each_end() -> None:
@@ -82,7 +83,7 @@ def test_rows_aggregate_seeds_per_combination_and_mark_the_best(project: Path) -
     ]
     a = [Trial(i, t.name, t.combination, t.seed, {}) for i, t in enumerate(a)]
     store = ExperimentStore(open_project())
-    first, second = rows(store, a + b, seeds=3, target_return=50.0)
+    first, second = rows(a + b, [trial_numbers(store, t) for t in a + b], seeds=3, target_return=50.0)
     assert first.iqm == 20.0  # three runs: nothing trimmed, the mean of 5, 10, 45
     assert (first.completed, first.partial, first.wall_seconds_mean) == (3, False, 22.0)
     # Resamples of three: all 5s or all 45s each have p = 1/27 (3.7% > 2.5%), so the interval is exactly [5, 45].
@@ -91,7 +92,7 @@ def test_rows_aggregate_seeds_per_combination_and_mark_the_best(project: Path) -
     assert (second.iqm, second.completed, second.partial) == (50.0, 0, True)
     assert second.target_reached == 3 and second.target_timesteps_iqm == 100.0 and second.target_seconds_iqm == 2.0
     assert second.best and not first.best
-    run = read_run(store, b[0])
+    run = trial_numbers(store, b[0])
     assert first_reach(run, 50.0) == (100, 2.0) and first_reach(run, 51.0) is None
 
 
@@ -105,7 +106,7 @@ def test_a_tie_on_the_final_return_goes_to_the_combination_that_reached_the_targ
         Trial(1, early.name, {"agent.learning_rate": 0.2}, 1, {}),
     ]
     store = ExperimentStore(open_project())
-    first, second = rows(store, trials, seeds=1, target_return=475.0)
+    first, second = rows(trials, [trial_numbers(store, t) for t in trials], seeds=1, target_return=475.0)
     assert first.iqm == second.iqm == 500.0
     assert (first.target_timesteps_iqm, second.target_timesteps_iqm) == (2900.0, 100.0)
     assert second.best and not first.best

@@ -6,11 +6,12 @@ Commands parse options, call one function of :mod:`tfcli.gke.clusters` and rende
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from tfcli.cli.console import out
+from tfcli.cli.context import CliContext
 from tfcli.cli.errors import TfcliGroup
 
 app = typer.Typer(
@@ -19,13 +20,6 @@ app = typer.Typer(
     rich_markup_mode=None,
     help="Create, list and delete shared GKE clusters (one Pulumi stack each).",
 )
-
-
-def _store() -> Any:
-    from tfcli.experiments.store import ExperimentStore
-    from tfcli.project import open_project
-
-    return ExperimentStore(open_project())
 
 
 @app.command()
@@ -63,7 +57,7 @@ def create(
         "name": cluster, "num_nodes": num_nodes, "machine_type": machine_type, "disk_size": disk_size,
         "gpu_type": gpu_type, "gpus_per_node": gpus_per_node, "spot": spot,
     }  # fmt: skip
-    created = create_cluster(_store(), file, overrides, observer=RichUpdateObserver())
+    created = create_cluster(CliContext().store, file, overrides, observer=RichUpdateObserver())
     cost = f" (about ${created.usd_per_hour:,.2f}/h while its nodes run)" if created.usd_per_hour is not None else ""
     out().print(f"Cluster '{created.name}' is up{cost}.")
     out().print(f"Run an experiment on it with `tfcli experiment start -e NAME -c {created.name}`")
@@ -74,7 +68,7 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable
     """The project's shared clusters: location, nodes, GPUs, spot, status and hourly cost."""
     from tfcli.gke.clusters import list_clusters
 
-    rows = list_clusters(_store().project)
+    rows = list_clusters(CliContext().project)
     if as_json:
         out().print_json(json.dumps([row.as_json() for row in rows]))
         return
@@ -117,11 +111,11 @@ def delete(
     from tfcli.cli.stack_progress import RichUpdateObserver
     from tfcli.errors import InvalidInput
     from tfcli.gke.clusters import delete_clusters
-    from tfcli.gke.stack_files import cluster_names
+    from tfcli.stackfiles.files import cluster_names
 
     if bool(cluster) == all_:
         raise InvalidInput("give -c NAME (one or more) or --all")
-    store = _store()
+    store = CliContext().store
     names = cluster_names(store.project) if all_ else list(cluster or [])
     if not names:
         out().print("No shared clusters to delete.")

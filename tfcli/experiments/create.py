@@ -18,10 +18,10 @@ def create_experiment(
 
     Starting the same spec again reuses its experiment (and so resumes it); a different spec under an existing
     name is refused unless ``replace``. The experiment's stack file ``stacks/Pulumi.<name>.yaml`` is written (or
-    updated) beside it, so ``pulumi up -s NAME`` deploys it without tfcli (:mod:`tfcli.gke.stack_files`; no GCP
+    updated) beside it, so ``pulumi up -s NAME`` deploys it without tfcli (:mod:`tfcli.stackfiles.files`; no GCP
     project is needed for that).
     """
-    from tfcli.gke.stack_files import experiment_stack
+    from tfcli.stackfiles.files import experiment_stack
 
     library = ConfigLibrary.for_project(store.project.root)
     if source is None:

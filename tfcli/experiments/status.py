@@ -1,38 +1,11 @@
-"""What an experiment is doing, read from its processes and its results — never from a stale file."""
+"""An experiment's state as ``status`` and ``list`` show it, from its numbers wherever its backend read them."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from tfcli.experiments.progress import ProgressReader
-from tfcli.experiments.store import ExperimentDir
-
-SUPERVISOR_MODULE = "tfcli.local.supervisor"
-
-
-def process_alive(record: dict[str, Any], module: str, root: Path) -> bool:
-    """Whether the process ``record`` names still runs ``python -m module ... root`` (pids get reused)."""
-    pid = record.get("pid")
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return False
-        return True  # no /proc (macOS): trust the pid
-    text = [part.decode(errors="replace") for part in cmdline]
-    return module in text and str(root) in text
-
-
-def local_process_alive(record: dict[str, Any], experiment: ExperimentDir) -> bool:
-    """Whether the recorded supervisor still runs (and is ours: pids get reused)."""
-    return process_alive(record, SUPERVISOR_MODULE, experiment.root)
 
 
 @dataclass(frozen=True)
@@ -102,35 +75,4 @@ def status_from(
         timesteps_per_second=result.get("timesteps_per_second") if final else reader.timesteps_per_second,
         pid=pid,
         detail=detail,
-    )
-
-
-def local_status(experiment: ExperimentDir) -> Status:
-    """The status of an experiment run (or not yet run) on this machine."""
-    spec = experiment.spec_data()  # the resolved spec tfcli wrote; listing must not pay for validating it
-    record = experiment.run_record()
-    result = experiment.result()
-    reader = ProgressReader(experiment.results / "progress.jsonl")
-    reader.read()
-    alive = local_process_alive(record, experiment)
-    if alive:
-        state = "pausing" if record.get("pause_requested") else "running"
-    elif record.get("stopped"):
-        state = "stopped"
-    elif result:
-        state = str(result.get("status", "unknown"))
-    elif record:
-        state = "interrupted"  # the process is gone and wrote no result: killed, or the machine restarted
-    else:
-        state = "new"
-    return status_from(
-        experiment.name,
-        spec,
-        backend=str(record.get("backend", "local")),
-        state=state,
-        result=result,
-        reader=reader,
-        final=bool(result) and not alive,
-        pid=record.get("pid") if alive else None,
-        detail=str(result.get("error", "")) if state == "failed" else "",
     )

@@ -5,7 +5,7 @@ Layout of one experiment folder:
 - ``experiment.yaml`` — the fully resolved spec (what the trainer and the stack run);
 - ``results/`` — the trainer's output (checkpoints, summaries, progress.jsonl, result.json, learning_curve.png);
 - ``logs/`` — the trainer's and the environment workers' output of local runs;
-- ``run.json`` — which backend ran it last and, locally, the supervising process;
+- ``run.json`` — which backend ran it last and, locally, the supervising process (:class:`RunRecord`);
 - ``.lock`` — held while a tfcli command changes the experiment.
 """
 
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tfcli.errors import InvalidInput, TfcliError
+from tfcli.experiments.record import RunRecord
 from tfcli.fileio import write_atomic
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
@@ -64,15 +65,12 @@ class RunFolder:
     def run_file(self) -> Path:
         return self.root / "run.json"
 
-    def run_record(self) -> dict[str, Any]:
-        """What the last ``start`` recorded (empty when never started)."""
-        try:
-            return dict(json.loads(self.run_file.read_text()))
-        except (FileNotFoundError, json.JSONDecodeError):
-            return {}
+    def run_record(self) -> RunRecord:
+        """What the last ``start`` recorded (an empty record when never started)."""
+        return RunRecord.read(self.run_file)
 
-    def write_run_record(self, record: dict[str, Any]) -> None:
-        write_atomic(self.run_file, json.dumps(record, indent=2) + "\n")
+    def write_run_record(self, record: RunRecord) -> None:
+        write_atomic(self.run_file, record.dumps())
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:

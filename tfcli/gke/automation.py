@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from tfcli.errors import TfcliError
 from tfcli.gke.events import QuietObserver, UpdateObserver, UpdateTracker, plain
-from tfcli.gke.stack_files import StackFile, stack_path
 from tfcli.project import ProjectDir
+from tfcli.stackfiles.files import StackFile, stack_path
 
 if TYPE_CHECKING:
     from pulumi.automation import LocalWorkspace, PulumiCommand, Stack

@@ -14,8 +14,9 @@ from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.store import ExperimentStore, checked_flag
 from tfcli.gke.automation import Stacks, planned_total
 from tfcli.gke.events import UpdateObserver
-from tfcli.gke.experiments import cluster_lock, require_gcp
-from tfcli.gke.stack_files import (
+from tfcli.gke.deploy import cluster_lock, require_gcp
+from tfcli.project import ProjectDir
+from tfcli.stackfiles.files import (
     CLUSTER_KEY,
     StackFile,
     cluster_names,
@@ -24,7 +25,6 @@ from tfcli.gke.stack_files import (
     experiments_on,
     stack_path,
 )
-from tfcli.project import ProjectDir
 
 
 @dataclass(frozen=True)

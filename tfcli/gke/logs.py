@@ -47,7 +47,7 @@ def stream_logs(
     from tfcli.gke.kube import kube_for
     from tfcli.gke.pod_states import pod_state
 
-    sweep = experiment.run_record().get("sweep")
+    sweep = experiment.run_record().sweep
     stack = str(sweep or experiment.name)
     if sweep and worker is not None:
         raise TfcliError("--worker is for distributed runs; a sweep's trials on GKE run in one pod each")

@@ -1,6 +1,6 @@
 """``experiment plan`` and ``experiment render``: what an experiment's stack would deploy, offline.
 
-Both start from the stack config ``start`` would deploy (:func:`tfcli.gke.stack_files.experiment_stack`: the
+Both start from the stack config ``start`` would deploy (:func:`tfcli.stackfiles.files.experiment_stack`: the
 experiment's stack file updated with its spec, or a new one) and need no Pulumi CLI, no credentials and no GCP
 project: without one, the placeholder project stands in (and the output says so). ``plan`` runs the stack program
 under Pulumi's mocks (:mod:`infra.plan`); ``render`` prints the Kubernetes objects
@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from tfcli.errors import InvalidInput
 from tfcli.experiments.store import ExperimentStore, checked_flag
-from tfcli.gke.stack_files import PLACEHOLDER_PROJECT, ExperimentStack, experiment_stack
+from tfcli.project import ProjectDir
+from tfcli.stackfiles.files import PLACEHOLDER_PROJECT, StackFile, experiment_stack, set_shared_cluster
+from tfcli.stackfiles.sweep import sweep_stack
+from tfcli.sweeps.store import SweepDir
 
 if TYPE_CHECKING:
     from infra.plan import Plan
@@ -26,14 +29,20 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Planned:
-    """The stack config to plan or render, and whether its GCP project is the placeholder."""
+    """The stack config to plan or render (an experiment's or a sweep's), and whether its GCP project is the
+    placeholder."""
 
-    stack: ExperimentStack
+    file: StackFile
     name: str
+    trials: int | None = None  # a sweep's: they run in one Indexed Job
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.file.config
 
     @property
     def placeholder(self) -> bool:
-        return self.stack.placeholder_project
+        return self.config.get("gcp:project") == PLACEHOLDER_PROJECT
 
     def note(self) -> str | None:
         if not self.placeholder:
@@ -62,13 +71,24 @@ def planned(store: ExperimentStore, *, experiment: str | None, file: str | None,
     from infra.stack_config import settings_from_config
 
     settings_from_config(stack.config, stack=spec.name)  # every mistake before Pulumi is imported, exit code 2
-    return Planned(stack, spec.name)
+    return Planned(stack.file, spec.name)
+
+
+def planned_sweep(project: ProjectDir, sweep: SweepDir, *, shared_cluster: str | None = None) -> Planned:
+    """The sweep's stack config as ``start -s`` would deploy it (``shared_cluster``: on that cluster)."""
+    from infra.sweep_config import sweep_settings_from_config
+
+    stack_file = sweep_stack(project, sweep.definition())
+    if shared_cluster is not None:
+        set_shared_cluster(stack_file.config, checked_flag(shared_cluster, "--cluster"))
+    sweep_settings_from_config(stack_file.config, stack=sweep.name)  # every mistake before Pulumi runs, exit code 2
+    return Planned(stack_file, sweep.name, trials=len(sweep.trials()))
 
 
 def plan(target: Planned) -> Plan:
     from infra.plan import plan_stack
 
-    return plan_stack(target.stack.config, stack=target.name)
+    return plan_stack(target.config, stack=target.name)
 
 
 def spot_alternative(result: Plan) -> tuple[bool, CostEstimate] | None:
@@ -90,6 +110,8 @@ def plan_data(target: Planned, result: Plan) -> dict[str, Any]:
     """``--json``: the plan, the placeholder flag and the spot/on-demand alternative."""
     data = result.to_data()
     data["placeholder_project"] = target.placeholder
+    if target.trials is not None:
+        data.update({"trials": target.trials, "parallelism": int(result.outputs.get("parallelism", 1))})
     if (alternative := spot_alternative(result)) is not None:
         spot, estimate = alternative
         data["cost"]["learner_spot"] = spot
@@ -108,7 +130,7 @@ def render(target: Planned) -> str:
 
     with tempfile.TemporaryDirectory(prefix="tfcli-render-") as folder:
         path = Path(folder) / f"Pulumi.{target.name}.yaml"
-        path.write_text(target.stack.file.text(), encoding="utf-8")
+        path.write_text(target.file.text(), encoding="utf-8")
         text = render_stack_file(path)
     if target.placeholder:
         text = f"# {target.note()}\n{text}"

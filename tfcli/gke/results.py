@@ -137,3 +137,13 @@ def remote_results(project: ProjectDir, outputs: dict[str, Any], client: Any = N
     if not bucket:
         raise TfcliError("the experiment's stack has no results bucket among its outputs")
     return RemoteResults(project, client if client is not None else storage_client(project), bucket, prefix)
+
+
+def download_results(project: ProjectDir, remote: RemoteResults, destination: Path) -> bool:
+    """Copy the run's objects (``gs://<bucket>/<prefix>/``) into ``destination``, only what changed; True when the
+    bucket holds anything of it."""
+    from tfcli.gke.download import download_prefix
+
+    with gcs_errors(project, f"download gs://{remote.bucket}/{remote.prefix}/"):
+        report = download_prefix(remote.client, remote.bucket, remote.prefix, destination)
+    return bool(report.downloaded or report.unchanged)

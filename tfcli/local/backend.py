@@ -1,100 +1,179 @@
-"""Starting, pausing and stopping experiments as processes on this machine.
+"""The local backend: runs train as processes on this machine, their results written in place.
 
-``start`` launches the supervisor (:mod:`tfcli.local.supervisor`) in a session of its own and records its pid
-in ``run.json``; pause and stop signal it (SIGTERM: the trainer checkpoints and exits), resume starts it again
-and the trainer continues from its newest checkpoint.
+An experiment is one supervisor process (:mod:`tfcli.local.experiments`); a sweep is one queue process that starts
+its trials as ordinary local experiments (:mod:`tfcli.local.sweeps`). Both are a :class:`RecordedProcess`, so
+starting, pausing and stopping them is one code path; only what they launch differs.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import signal
 import subprocess
-import sys
-import time
-from datetime import UTC, datetime
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from tfcli.errors import TfcliError
-from tfcli.experiments.status import SUPERVISOR_MODULE, local_process_alive
-from tfcli.experiments.store import ExperimentDir
+from tfcli.errors import InvalidInput, TfcliError
+from tfcli.experiments.record import BackendName
+from tfcli.local import experiments, sweeps
+from tfcli.local.follow import follow_experiment, follow_sweep
+from tfcli.runs.backend import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped, Watcher
+from tfcli.runs.run import Run
+from tfcli.sweeps.aggregate import Run as TrialNumbers
 
-PAUSE_TIMEOUT = 120.0
-
-
-def is_running(experiment: ExperimentDir) -> bool:
-    return local_process_alive(experiment.run_record(), experiment)
-
-
-def launch(experiment: ExperimentDir, *, restart: bool = False) -> subprocess.Popen[bytes]:
-    """Start the experiment's supervisor; call with the experiment locked."""
-    if is_running(experiment):
-        pid = experiment.run_record().get("pid")
-        raise TfcliError(
-            f"experiment '{experiment.name}' is already running (pid {pid})",
-            hint=f"follow it with `tfcli experiment logs -e {experiment.name} -f`, or pause it first",
-        )
-    if restart:
-        for folder in (experiment.results, experiment.logs):
-            shutil.rmtree(folder, ignore_errors=True)
-    process = spawn(SUPERVISOR_MODULE, [str(experiment.root)], experiment.logs / "trainer.log")
-    experiment.write_run_record({"backend": "local", "pid": process.pid, "started_at": now()})
-    return process
+RESUMABLE = ("paused", "stopped", "interrupted", "failed")
 
 
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+@dataclass(frozen=True)
+class LocalPlan:
+    """What ``start`` would run here: processes per experiment, the cores each keeps busy, trials at a time."""
+
+    run: str
+    processes: int
+    cores: int
+    parallel: int
 
 
-def spawn(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen[bytes]:
-    """``python -m module ARGUMENTS`` in a session of its own (no CLI process need stay alive, and signals to the
-    CLI's terminal do not reach it), its output appended to ``log_file``."""
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    log = open(log_file, "ab")  # noqa: SIM115 - handed to the child
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", module, *arguments],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=dict(os.environ, PYTHONUNBUFFERED="1"),
-        )
-    finally:
-        log.close()
+class LocalBackend:
+    """Processes on this machine."""
 
+    name: BackendName = "local"
+    waits_by_default = True  # a run here is followed until it ends unless told --detach
 
-def signal_pause(experiment: ExperimentDir) -> int:
-    """Ask a running experiment to checkpoint and stop (SIGTERM); returns the supervisor's pid."""
-    record = experiment.run_record()
-    if not local_process_alive(record, experiment):
-        raise TfcliError(f"experiment '{experiment.name}' is not running")
-    pid = int(record["pid"])
-    experiment.write_run_record({**record, "pause_requested": True})
-    os.kill(pid, signal.SIGTERM)
-    return pid
+    def start(self, run: Run, options: StartOptions) -> Started:
+        if options.shared_cluster is not None:
+            raise InvalidInput(
+                "--cluster: a shared cluster is a GKE cluster; it has no meaning for a run on this machine"
+            )
+        for member in run.members():
+            if member.run_record().deployed_on_gke:
+                what = "trial" if run.kind == "sweep" else "experiment"
+                raise TfcliError(
+                    f"{what} '{member.name}' is deployed on GKE; it cannot run here at the same time",
+                    hint=f"`tfcli experiment stop {run.flag}` downloads its results (checkpoints included) and "
+                    "destroys its stack; `--local` then continues it on this machine",
+                )
+        with run.locked():
+            if run.kind == "sweep":
+                process, parallel = sweeps.start_sweep(
+                    run.store, run.sweep(), parallel=options.parallel, restart=options.restart
+                )
+            else:
+                experiment = run.experiment()
+                done = not options.restart and experiments.status(experiment).state == "completed"
+                process = None if done else experiments.launch(experiment, restart=options.restart)
+                parallel = None
+        return self._started(run, process, parallel)
 
+    def _started(self, run: Run, process: subprocess.Popen[bytes] | None, parallel: int | None) -> Started:
+        name, status = run.name, f"`tfcli experiment status {run.flag}`"
+        if process is None:
+            done = f"{name} has already completed (`--restart` starts it over)."
+            if run.kind == "sweep":
+                done = f"Every trial of {name} has already completed (`--restart` starts the sweep over)."
+            return Started(run, "local", nothing_to_run=True, announce=[done])
+        if run.kind == "sweep":
+            announce = [f"Started sweep {name}: {parallel} trial(s) at a time (queue pid {process.pid})"]
+            hint = f"Watch it with {status}; `tfcli experiment list -s {name}` compares."
+        else:
+            announce = []
+            hint = (
+                f"Started {name} in the background (pid {process.pid}). "
+                f"Watch it with `tfcli experiment logs -e {name} -f` or {status}."
+            )
+        return Started(run, "local", process=process, parallel=parallel, announce=announce, detached_hint=hint)
 
-def wait_exit(experiment: ExperimentDir, pid: int, timeout: float = PAUSE_TIMEOUT) -> bool:
-    """Wait until the supervisor ``pid`` has exited; False on timeout."""
-    deadline = time.monotonic() + timeout
-    record = {"pid": pid}
-    while time.monotonic() < deadline:
-        if not local_process_alive(record, experiment):
-            return True
-        time.sleep(0.2)
-    return False
+    def check_resumable(self, run: Run) -> None:
+        """An experiment resumes when paused, stopped, interrupted or failed; a sweep resumes its unfinished trials
+        whatever its state."""
+        if run.kind == "experiment":
+            state = experiments.status(run.experiment()).state
+            if state not in RESUMABLE:
+                raise TfcliError(f"experiment '{run.name}' is {state}; only a paused or interrupted run can resume")
 
+    def resume(self, run: Run) -> Started:
+        self.check_resumable(run)
+        return self.start(run, StartOptions())
 
-def kill(experiment: ExperimentDir, pid: int) -> None:
-    """Last resort when a pause times out: kill the whole process group (the run loses what is unsaved)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
+    def pause(self, run: Run) -> Paused:
+        if run.kind == "sweep":
+            status = sweeps.pause_sweep(run.store, run.sweep())
+            return Paused(run, status.state, completed=status.completed, trials=len(status.trials))
+        experiment = run.experiment()
+        with run.locked():
+            experiments.pause(experiment)
+        return Paused(run, "paused", timesteps=int(experiment.result().get("timesteps", 0)))
 
+    def stop(self, run: Run, *, download: bool = True) -> Stopped:
+        """Locally the results are already here: ``download`` changes nothing."""
+        if run.kind == "sweep":
+            status = sweeps.stop_sweep(run.store, run.sweep())
+            kept = [member.results for member in run.members() if member.results.is_dir()]
+            return Stopped(run, kept, completed=status.completed, trials=len(status.trials))
+        experiment = run.experiment()
+        with run.locked():
+            experiments.stop(experiment)
+        return Stopped(run, [experiment.results])
 
-def mark_stopped(experiment: ExperimentDir) -> None:
-    record = experiment.run_record()
-    record.pop("pause_requested", None)
-    experiment.write_run_record({**record, "stopped": True})
+    def status(self, run: Run) -> RunStatus:
+        if run.kind == "sweep":
+            return sweeps.sweep_status(run.store, run.sweep())
+        return experiments.status(run.experiment())
+
+    def download(self, run: Run) -> list[Path]:
+        """Where the results already are; a member that started but wrote nothing is an error."""
+        members = run.members()
+        if run.kind == "sweep":
+            members = [m for m in members if m.results.is_dir() or m.run_record().started]
+        for member in members:
+            if not member.results.is_dir():
+                raise TfcliError(f"experiment '{member.name}' has no results yet", hint="start it first")
+        return [member.results for member in members]
+
+    def logs(self, run: Run, request: LogRequest, write: Callable[[str], None]) -> None:
+        if run.kind == "experiment":
+            experiments.write_log(
+                run.experiment(), follow=request.follow, worker=request.worker, tail=request.tail, write=write
+            )
+            return
+        path = run.folder.logs / "queue.log"
+        if not path.exists():
+            raise TfcliError(
+                f"sweep '{run.name}' has no queue log yet", hint=f"start it: `tfcli experiment start -s {run.name}`"
+            )
+        write(path.read_text(errors="replace"))
+        write(f"(each trial's own log: `tfcli experiment logs -e {run.name}-K`)\n")
+
+    def follow(self, started: Started, watcher: Watcher) -> Ended:
+        if started.run.kind == "sweep":
+            return follow_sweep(started, watcher)
+        return follow_experiment(started, watcher)
+
+    def plan(self, run: Run, shared_cluster: str | None = None) -> LocalPlan:
+        """The processes a run starts here (the supervisor's trainer, and one env-worker per worker when
+        distributed) and the trials a sweep runs at a time on this machine's cores."""
+        if shared_cluster is not None:
+            raise InvalidInput(
+                "--cluster: a shared cluster is a GKE cluster; it has no meaning for a run on this machine"
+            )
+        base = run.sweep().definition().base if run.kind == "sweep" else run.members()[0].spec_data()
+        spec = base if isinstance(base, dict) else {}
+        cores = sweeps.cores_per_trial(spec)
+        parallel = sweeps.default_parallel(run.sweep().definition()) if run.kind == "sweep" else 1
+        return LocalPlan(run.name, processes=cores, cores=cores, parallel=parallel)
+
+    def trial_numbers(self, run: Run, *, downloaded: bool = False) -> list[TrialNumbers]:
+        return [sweeps.trial_numbers(run.store, trial) for trial in run.trials()]
+
+    def refuse_running(self, run: Run) -> None:
+        """Before another backend starts ``run``: nothing of it may still run here."""
+        if run.kind == "sweep" and sweeps.queue_alive(run.sweep()):
+            raise TfcliError(
+                f"sweep '{run.name}' is running on this machine; it cannot run on GKE at the same time",
+                hint=f"`tfcli experiment stop -s {run.name}` first",
+            )
+        running = [member.name for member in run.members() if experiments.is_running(member)]
+        if running and run.kind == "sweep":
+            raise TfcliError(
+                f"trials of sweep '{run.name}' run on this machine ({', '.join(running[:3])})",
+                hint=f"`tfcli experiment stop -s {run.name}` ends them first",
+            )

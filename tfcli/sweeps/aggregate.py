@@ -10,17 +10,13 @@ then the finished episodes of the others are used and the row says ``partial``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from tfcli.experiments.progress import read_all
-from tfcli.experiments.status import local_status
-from tfcli.experiments.store import ExperimentStore
+from tfcli.spec.sweep import Trial
 from tfcli.sweeps import stats
-from tfcli.sweeps.model import Trial
 
 FINAL_FRACTION = 0.1
 SMOOTHING = 20
@@ -101,37 +97,22 @@ def run_of(trial: Trial, records: list[dict[str, Any]], state: str, result: dict
     )
 
 
-def read_run(store: ExperimentStore, trial: Trial) -> Run:
-    """A trial's numbers from its results folder on this machine."""
-    experiment = store.dir(trial.name)
-    if not experiment.exists():
-        return run_of(trial, [], "new", {})
-    records = read_all(experiment.results / "progress.jsonl")
-    return run_of(trial, records, local_status(experiment).state, experiment.result())
-
-
 def first_reach(run: Run, target: float) -> tuple[int, float] | None:
     """(timesteps, wall seconds) when the run's moving average first reaches ``target``; None if it never does."""
     hits = np.nonzero(run.smoothed >= target)[0]
     return (int(run.steps[hits[0]]), float(run.walls[hits[0]])) if len(hits) else None
 
 
-def rows(
-    store: ExperimentStore,
-    trials: list[Trial],
-    *,
-    seeds: int,
-    target_return: float | None,
-    read: Callable[[Trial], Run] | None = None,
-) -> list[Row]:
-    """One row per combination (``seeds`` trials each, in trial order); the best IQM is marked. ``read`` gives a
-    trial's numbers (default: :func:`read_run`, its results folder here)."""
+def rows(trials: list[Trial], numbers: list[Run], *, seeds: int, target_return: float | None) -> list[Row]:
+    """One row per combination (``seeds`` trials each, in trial order); the best IQM is marked. ``numbers`` are the
+    trials' numbers in the same order, read by the sweep's backend (its results here, or its bucket)."""
+    by_name = {run.trial: run for run in numbers}
     groups: dict[int, list[Trial]] = {}
     for trial in trials:
         groups.setdefault(trial.index // seeds, []).append(trial)
     result = []
     for members in groups.values():
-        runs = [read(trial) if read is not None else read_run(store, trial) for trial in members]
+        runs = [by_name[trial.name] for trial in members]
         done = [run for run in runs if run.state == "completed" and run.final is not None]
         used = done or [run for run in runs if run.final is not None]
         row = Row(

@@ -14,9 +14,9 @@ from tfcli.spec import ConfigLibrary, Experiment, to_data
 from tfcli.spec.documents import display_path, read_document
 from tfcli.spec.library import looks_like_path
 from tfcli.spec.loader import locate, resolve_experiment
-from tfcli.sweeps.axes import check_key, parse_set
-from tfcli.sweeps.model import SweepFile, Trial, expand, is_sweep_document, read_sweep_file, validate_trials
-from tfcli.sweeps.stack import sweep_stack
+from tfcli.spec.sweep import SweepFile, Trial, expand, is_sweep_document, read_sweep_file, validate_trials
+from tfcli.spec.sweep_axes import check_key, parse_set
+from tfcli.stackfiles.sweep import sweep_stack
 from tfcli.sweeps.store import SweepDir, refuse_clash, sweep_dir, sweep_yaml
 
 

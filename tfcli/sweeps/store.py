@@ -12,7 +12,7 @@ import yaml
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.store import ExperimentDir, ExperimentStore, RunFolder, checked_name
 from tfcli.spec.documents import display_path, read_document
-from tfcli.sweeps.model import SweepFile, Trial, expand, read_sweep_file
+from tfcli.spec.sweep import SweepFile, Trial, expand, read_sweep_file
 
 SWEEP_FILE = "sweep.yaml"
 

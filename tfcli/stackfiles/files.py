@@ -123,7 +123,7 @@ def location_config(location: str) -> dict[str, str]:
     return {"gcp:region": region_of(location), "gcp:zone": location} if is_zone(location) else {"gcp:region": location}
 
 
-def _location_arguments(project: ProjectDir) -> dict[str, Any]:
+def location_arguments(project: ProjectDir) -> dict[str, Any]:
     """``project``, ``region`` and ``zone`` for :mod:`infra.stack_files`' builders, from ``tfcli.yaml``."""
     location = location_config(project.settings.location)
     return {
@@ -133,13 +133,13 @@ def _location_arguments(project: ProjectDir) -> dict[str, Any]:
     }
 
 
-def _new_file(path: Path, project: ProjectDir, header: list[str], config: dict[str, Any]) -> StackFile:
+def new_file(path: Path, project: ProjectDir, header: list[str], config: dict[str, Any]) -> StackFile:
     if not project.settings.gcp_project:
         header = [*header, f"# {PLACEHOLDER_NOTE}"]
     return StackFile(path, header, {"config": config})
 
 
-def _update_project(stack_file: StackFile, project: ProjectDir) -> None:
+def update_project(stack_file: StackFile, project: ProjectDir) -> None:
     """An existing file: the gcp: keys follow tfcli.yaml once it names a GCP project; until then they are kept."""
     config = stack_file.config
     settings = project.settings
@@ -196,6 +196,26 @@ def cluster_spec(project: ProjectDir, name: str) -> Cluster:
     return resolve_cluster(stack_file.config[CLUSTER_KEY], shown=f"{display_path(stack_file.path)}: {CLUSTER_KEY}")
 
 
+def shared_cluster_of(
+    project: ProjectDir, existing: StackFile | None, requested: str | None, *, own_cluster: bool = False
+) -> str | None:
+    """The shared cluster a run's stack deploys onto: ``requested`` (``-c``); else the one its stack file already
+    names, while that cluster's stack file exists (``own_cluster`` drops it); else None, a cluster of its own."""
+    if requested is not None or existing is None or own_cluster:
+        return requested
+    kept = existing.config.get(SHARED_KEY)
+    if kept and StackFile.read(stack_path(project, str(kept))) is not None:
+        return str(kept)
+    return None
+
+
+def set_shared_cluster(config: dict[str, Any], shared: str | None) -> None:
+    if shared is not None:
+        config[SHARED_KEY] = shared
+    else:
+        config.pop(SHARED_KEY, None)
+
+
 def experiment_stack(
     project: ProjectDir, spec: Experiment, *, shared_cluster: str | None = None, own_cluster: bool = False
 ) -> ExperimentStack:
@@ -209,30 +229,23 @@ def experiment_stack(
     path = stack_path(project, spec.name)
     existing = StackFile.read(path)
     _refuse_other_kind(existing, "experiment", spec.name)
-    shared = shared_cluster
-    if shared is None and existing is not None and not own_cluster:
-        kept = existing.config.get(SHARED_KEY)
-        if kept and StackFile.read(stack_path(project, str(kept))) is not None:
-            shared = str(kept)
+    shared = shared_cluster_of(project, existing, shared_cluster, own_cluster=own_cluster)
     if shared is not None:
         spec = spec.model_copy(update={"cluster": cluster_spec(project, shared)})
-    generated = experiment_stack_config(spec, **_location_arguments(project), shared_cluster_stack=shared)
+    generated = experiment_stack_config(spec, **location_arguments(project), shared_cluster_stack=shared)
     if existing is None:
         header = [
             f"# Experiment stack '{spec.name}', written by tfcli: `pulumi up -s {spec.name}` deploys it as is.",
             "# tfcli rewrites tfcli:experiment, tfcli:sharedClusterStack and the gcp: keys; others are kept.",
         ]
-        stack_file = _new_file(path, project, header, generated)
+        stack_file = new_file(path, project, header, generated)
     else:
         stack_file = existing
-        _update_project(stack_file, project)
+        update_project(stack_file, project)
         config = stack_file.config
         config[EXPERIMENT_KEY] = generated[EXPERIMENT_KEY]
         config.setdefault(SUSPEND_KEY, False)
-        if shared is not None:
-            config[SHARED_KEY] = shared
-        else:
-            config.pop(SHARED_KEY, None)
+        set_shared_cluster(config, shared)
     placeholder = stack_file.config.get("gcp:project") == PLACEHOLDER_PROJECT
     return ExperimentStack(stack_file, shared, placeholder)
 
@@ -244,14 +257,14 @@ def cluster_stack(project: ProjectDir, cluster: Cluster) -> StackFile:
     path = stack_path(project, cluster.name)
     existing = StackFile.read(path)
     _refuse_other_kind(existing, "cluster", cluster.name)
-    generated = cluster_stack_config(cluster, **_location_arguments(project))
+    generated = cluster_stack_config(cluster, **location_arguments(project))
     if existing is None:
         header = [
             f"# Shared cluster stack '{cluster.name}', written by `tfcli cluster create`.",
             f"# Experiment stacks run on it with `tfcli:sharedClusterStack: {cluster.name}`.",
         ]
-        return _new_file(path, project, header, generated)
-    _update_project(existing, project)
+        return new_file(path, project, header, generated)
+    update_project(existing, project)
     existing.config[CLUSTER_KEY] = generated[CLUSTER_KEY]
     return existing
 

@@ -67,3 +67,11 @@ def show_plan(target: Planned, result: Plan) -> None:
         )
     for note in cost.notes:
         console.print(f"  note: {escape(note)}")
+    if target.trials is not None:
+        parallelism = int(result.outputs.get("parallelism", 1))
+        waves = -(-target.trials // parallelism)
+        console.print(
+            f"\n[bold]Sweep[/] {escape(target.name)}: {target.trials} trials in one Indexed Job, {parallelism} at a "
+            f"time ({waves} wave(s)); the whole sweep costs about {waves} x one trial's duration x the running price "
+            "above."
+        )

@@ -1,4 +1,4 @@
-"""The local queue of a sweep: ``python -m tfcli.sweeps.queue SWEEP_DIR PARALLEL`` keeps ``PARALLEL`` trials
+"""The local queue of a sweep: ``python -m tfcli.local.queue SWEEP_DIR PARALLEL`` keeps ``PARALLEL`` trials
 running until every trial has ended, each launched as an ordinary local experiment (its own supervisor, in a session
 of its own, so it keeps training if the queue dies).
 
@@ -30,14 +30,12 @@ def _log(message: str) -> None:
 
 
 def run_queue(root: Path, parallel: int) -> int:
-    from tfcli.experiments.status import local_status
     from tfcli.experiments.store import ExperimentDir
-    from tfcli.local import backend
+    from tfcli.local import experiments
     from tfcli.sweeps.store import SweepDir
 
     sweep = SweepDir(root)
-    experiments = root.parent
-    trials = [ExperimentDir(experiments / trial.name) for trial in sweep.trials()]
+    trials = [ExperimentDir(root.parent / trial.name) for trial in sweep.trials()]
     stopping = False
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
@@ -46,20 +44,20 @@ def run_queue(root: Path, parallel: int) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    pending = [trial for trial in trials if local_status(trial).state != "completed"]
+    pending = [trial for trial in trials if experiments.status(trial).state != "completed"]
     _log(f"{len(trials) - len(pending)} of {len(trials)} trials already completed; {parallel} at a time")
     running: dict[str, tuple[ExperimentDir, subprocess.Popen[bytes] | None]] = {}
     failed = 0
     while (pending or running) and not stopping:
         while pending and len(running) < parallel and not stopping:
             trial = pending.pop(0)
-            if backend.is_running(trial):
+            if experiments.is_running(trial):
                 running[trial.name] = (trial, None)
-                _log(f"{trial.name}: already running (pid {trial.run_record().get('pid')}), adopted")
+                _log(f"{trial.name}: already running (pid {trial.run_record().pid}), adopted")
                 continue
             try:
                 with trial.locked():
-                    process = backend.launch(trial)
+                    process = experiments.launch(trial)
             except TfcliError as error:
                 _log(f"{trial.name}: not started: {error.message}")
                 failed += 1
@@ -70,20 +68,21 @@ def run_queue(root: Path, parallel: int) -> int:
         for name, (trial, child) in list(running.items()):
             if child is not None:
                 child.poll()  # reap it, so that its pid reads as gone
-            if backend.is_running(trial):
+            if experiments.is_running(trial):
                 continue
             del running[name]
-            state = local_status(trial).state
+            state = experiments.status(trial).state
             failed += state != "completed"
             _log(f"{name}: {state}")
     if stopping:
         for name, (trial, _process) in running.items():
-            try:
-                pid = backend.signal_pause(trial)
-            except TfcliError:
+            supervisor = experiments.supervisor(trial)
+            if not supervisor.alive():
                 continue
-            if not backend.wait_exit(trial, pid):
-                backend.kill(trial, pid)
+            try:
+                supervisor.end(experiments.PAUSE_TIMEOUT)
+            except TfcliError:
+                continue  # it ended by itself meanwhile
             _log(f"{name}: paused")
         _log("paused")
         return PAUSED_EXIT
@@ -93,7 +92,7 @@ def run_queue(root: Path, parallel: int) -> int:
 
 def main() -> None:
     if len(sys.argv) != 3:
-        print("usage: python -m tfcli.sweeps.queue SWEEP_DIR PARALLEL", file=sys.stderr)
+        print("usage: python -m tfcli.local.queue SWEEP_DIR PARALLEL", file=sys.stderr)
         raise SystemExit(2)
     raise SystemExit(run_queue(Path(sys.argv[1]), int(sys.argv[2])))
 

@@ -29,7 +29,7 @@ from pydantic import Field, ValidationError, field_validator
 from tfcli.errors import InvalidInput
 from tfcli.spec.base import MAX_NAME_LENGTH, DnsName, StrictModel
 from tfcli.spec.errors import problems_of
-from tfcli.sweeps.axes import check_key, describe, numbers_as_numbers, set_dotted
+from tfcli.spec.sweep_axes import check_key, describe, numbers_as_numbers, set_dotted
 
 MAX_TRIALS = 1000
 

@@ -1,0 +1,166 @@
+"""The one place a run's backend is chosen, and the rules that span backends.
+
+- ``start`` trains where ``--local`` says, else where the project's default is (GKE when ``tfcli.yaml`` names a GCP
+  project); every later command follows the backend ``run.json`` recorded at that start. A run that never started
+  belongs to the project's default (``status`` reads it here: there is nothing of it anywhere).
+- A trial of a sweep deployed on GKE is started, paused and stopped with its sweep, never on its own.
+- Before a run starts on GKE nothing of it may still run on this machine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tfcli.errors import InvalidInput, TfcliError
+from tfcli.experiments.record import BackendName
+from tfcli.experiments.status import Status
+from tfcli.experiments.store import ExperimentStore
+from tfcli.gke.backend import GkeBackend
+from tfcli.local.backend import LocalBackend
+from tfcli.project import ProjectDir
+from tfcli.runs.backend import Backend, Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped, Watcher
+from tfcli.runs.run import Run
+from tfcli.sweeps.aggregate import Row, rows
+
+
+@dataclass
+class Backends:
+    """The backends of one CLI call, with what the GKE one needs from its caller (``observer``: shows Pulumi
+    updates; ``install_prompt``: offers to install a missing Pulumi CLI)."""
+
+    observer: Any = None
+    install_prompt: Any = None
+
+    def named(self, name: BackendName) -> Backend:
+        if name == "gke":
+            return GkeBackend(observer=self.observer, install_prompt=self.install_prompt)
+        return LocalBackend()
+
+    def of(self, run: Run) -> Backend:
+        """Where the run last started (a run that never started: the project's default)."""
+        return self.named(run.record.backend or run.project.settings.default_backend)
+
+    # -- lifecycle --------------------------------------------------------------------------------------------
+
+    def check_start(self, project: ProjectDir, *, local: bool, shared_cluster: str | None) -> None:
+        """What ``start`` refuses before anything is written: a shared cluster for a run on this machine, or one
+        that does not exist."""
+        if shared_cluster is None:
+            return
+        if local:
+            raise InvalidInput("--cluster: a shared cluster is a GKE cluster; it has no meaning with --local")
+        if project.settings.default_backend == "local":
+            raise InvalidInput(
+                "--cluster: a shared cluster is a GKE cluster, and this project names no GCP project "
+                "(set one with `tfcli init -r PROJECT_ID`)"
+            )
+        from tfcli.stackfiles.files import cluster_spec
+
+        cluster_spec(project, shared_cluster)  # an unknown one is an InvalidInput listing the known ones
+
+    def start(self, run: Run, *, local: bool, options: StartOptions, resume: bool = False) -> Started:
+        """Start ``run`` here (``local``) or where the project's default is; ``resume``: only a resumable one."""
+        refuse_alone(run, "start")
+        self.check_start(run.project, local=local, shared_cluster=options.shared_cluster)
+        if resume:
+            self.of(run).check_resumable(run)
+        backend = self.named("local" if local else run.project.settings.default_backend)
+        if backend.name == "gke":
+            LocalBackend().refuse_running(run)
+        return backend.start(run, options)
+
+    def resume(self, run: Run) -> Started:
+        """Continue a paused run where it last ran."""
+        refuse_alone(run, "start")
+        return self.of(run).resume(run)
+
+    def pause(self, run: Run) -> Paused:
+        refuse_alone(run, "pause")
+        return self.of(run).pause(run)
+
+    def stop(self, run: Run, *, download: bool = True) -> Stopped:
+        refuse_alone(run, "stop")
+        return self.of(run).stop(run, download=download)
+
+    def follow(self, started: Started, watcher: Watcher) -> Ended:
+        return self.named(started.backend).follow(started, watcher)
+
+    # -- reading ----------------------------------------------------------------------------------------------
+
+    def status(self, run: Run) -> RunStatus:
+        if run.record.started:
+            return self.of(run).status(run)
+        status = LocalBackend().status(run)  # nothing of it runs anywhere: read it here
+        return dataclasses.replace(status, backend=run.project.settings.default_backend)
+
+    def statuses(self, store: ExperimentStore) -> list[Status]:
+        """Every experiment's status; a GKE one that cannot be read (no Pulumi CLI, no credentials) is ``unknown``."""
+        runs = [Run(store, store.get(name)) for name in store.names()]
+
+        def one(run: Run) -> Status:
+            try:
+                status = self.status(run)
+            except TfcliError as error:
+                return unknown(run, error)
+            assert isinstance(status, Status)
+            return status
+
+        remote = [run for run in runs if run.record.backend == "gke"]
+        if len(remote) < 2:
+            return [one(run) for run in runs]
+        with ThreadPoolExecutor(max_workers=min(8, len(remote))) as pool:  # each one runs a few pulumi commands
+            return list(pool.map(one, runs))
+
+    def download(self, run: Run) -> list[Path]:
+        return self.of(run).download(run)
+
+    def logs(self, run: Run, request: LogRequest, write: Callable[[str], None]) -> None:
+        """A run that never started has no log anywhere: it is looked for here, which says so."""
+        self.named(run.record.backend or "local").logs(run, request, write)
+
+    def compare(self, run: Run, *, downloaded: bool = False) -> list[Row]:
+        """A sweep's combinations compared (``list -s``): IQM over seeds with CIs, the best marked; ``downloaded``:
+        from the copies here (what ``plot -s`` draws)."""
+        sweep = run.sweep()
+        numbers = self.of(run).trial_numbers(run, downloaded=downloaded)
+        return rows(run.trials(), numbers, seeds=sweep.definition().seeds, target_return=sweep.target_return())
+
+    def plan(self, run: Run, shared_cluster: str | None = None) -> Any:
+        """The stack ``pulumi up -s NAME`` deploys, planned offline, whichever backend trains the run."""
+        return self.named("gke").plan(run, shared_cluster)
+
+
+def refuse_alone(run: Run, action: str) -> None:
+    """A trial of a deployed GKE sweep is run by the sweep's stack: it is started, paused and stopped with it."""
+    if run.kind != "experiment" or (sweep := run.record.gke_trial_of) is None:
+        return
+    raise TfcliError(
+        f"experiment '{run.name}' is a trial of sweep '{sweep}', deployed on GKE; it cannot {action} on its own",
+        hint=f"`tfcli experiment pause -s {sweep}` / `stop -s {sweep}` act on the whole sweep (stop downloads every "
+        f"trial's results and destroys its stack; `start -e {run.name} --local` then continues this one here)",
+    )
+
+
+def unknown(run: Run, error: TfcliError) -> Status:
+    """A status that could not be read, with the reason's first line."""
+    spec = run.experiment().spec_data()
+    return Status(
+        name=run.name,
+        backend=run.record.backend or "gke",
+        run_mode=str(spec.get("run_mode", "single")),
+        state="unknown",
+        timesteps=0,
+        episodes=0,
+        budget="",
+        progress=None,
+        mean_return=None,
+        wall_seconds=None,
+        timesteps_per_second=None,
+        pid=None,
+        detail=error.message.splitlines()[0],
+    )

@@ -1,0 +1,79 @@
+"""``experiment start / resume / pause / stop``: one call to the run's backend each (``-e`` an experiment, ``-s`` a
+sweep)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tfcli.cli.console import out
+from tfcli.cli.context import CliContext
+from tfcli.cli.experiment.launch import show_started
+from tfcli.cli.experiment.options import OptionalName, Spec, SweepName, Wait
+
+
+def start(
+    experiment: OptionalName = None,
+    file: Spec = None,
+    local: Annotated[
+        bool, typer.Option("--local", help="Run on this machine (the default without a GCP project).")
+    ] = False,
+    cluster: Annotated[
+        str | None, typer.Option("--cluster", "-c", help="Run on this shared cluster (GKE; `tfcli cluster create`).")
+    ] = None,
+    wait: Wait = None,
+    resume: Annotated[bool, typer.Option("--resume", "-R", help="Continue a paused experiment.")] = False,
+    restart: Annotated[bool, typer.Option("--restart", help="Delete earlier results and start over.")] = False,
+    sweep: SweepName = None,
+    parallel: Annotated[
+        int | None,
+        typer.Option(
+            "--parallel", "-p", help="Sweeps: trials at a time (locally default: cores fit; GKE: tfcli:parallelism)."
+        ),
+    ] = None,
+) -> None:
+    """Start an experiment by name (-e) or straight from a spec (-f), locally or on GKE (`pulumi up`); -s a sweep."""
+    from tfcli.errors import InvalidInput
+    from tfcli.experiments.create import create_experiment
+    from tfcli.experiments.store import checked_flag
+    from tfcli.runs.backend import StartOptions
+
+    if sweep is not None and (experiment is not None or file is not None):
+        raise InvalidInput("-s SWEEP: give no -e or -f with it")
+    if sweep is None and (experiment is None) == (file is None):
+        raise InvalidInput("give exactly one of -e NAME (an existing experiment) or -f SPEC")
+    if resume and restart:
+        raise InvalidInput("--resume and --restart contradict each other")
+    if cluster is not None:
+        checked_flag(cluster, "--cluster")
+    ctx = CliContext()
+    ctx.backends.check_start(ctx.project, local=local, shared_cluster=cluster)  # before anything is written
+    if file is not None:
+        experiment = create_experiment(ctx.store, file, {}, replace=restart).name
+    run = ctx.run(experiment=experiment, sweep=sweep)
+    options = StartOptions(restart=restart, shared_cluster=cluster, parallel=parallel)
+    show_started(ctx, ctx.backends.start(run, local=local, options=options, resume=resume), wait)
+
+
+def resume(experiment: OptionalName = None, wait: Wait = None, sweep: SweepName = None) -> None:
+    """Continue a paused experiment from its newest checkpoint, where it last ran (-s: a sweep's unfinished trials)."""
+    ctx = CliContext()
+    show_started(ctx, ctx.backends.resume(ctx.run(experiment=experiment, sweep=sweep)), wait)
+
+
+def pause(experiment: OptionalName = None, sweep: SweepName = None) -> None:
+    """Checkpoint and stop the run (GKE: suspend its Jobs); `resume` continues it. -s: a sweep's running trials."""
+    ctx = CliContext()
+    out().print(ctx.backends.pause(ctx.run(experiment=experiment, sweep=sweep)).summary(), markup=False)
+
+
+def stop(
+    experiment: OptionalName = None,
+    no_download: Annotated[bool, typer.Option("--no-download", help="Do not download results first (GKE).")] = False,
+    sweep: SweepName = None,
+) -> None:
+    """Stop the experiment for good: checkpoint, end its processes (GKE: download, destroy its stack). -s: a sweep."""
+    ctx = CliContext()
+    stopped = ctx.backends.stop(ctx.run(experiment=experiment, sweep=sweep), download=not no_download)
+    out().print(stopped.summary(), markup=False)

@@ -1,0 +1,63 @@
+"""``experiment plan / render``: what a run's stack would deploy, offline (no Pulumi CLI, no cloud account)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tfcli.cli.console import err, out
+from tfcli.cli.context import CliContext
+from tfcli.cli.experiment.options import Cluster, Json, OptionalName, Spec, SweepName
+
+
+def plan(
+    experiment: OptionalName = None,
+    file: Spec = None,
+    cluster: Cluster = None,
+    as_json: Json = False,
+    sweep: SweepName = None,
+) -> None:
+    """Offline: the resources the experiment's (-s: sweep's) stack declares, key inputs and estimated hourly cost."""
+    from tfcli.cli.views.plan import show_plan
+    from tfcli.gke.planning import plan as make_plan
+    from tfcli.gke.planning import plan_data, planned
+
+    ctx = CliContext()
+    if sweep is not None or (experiment is not None and file is None):
+        target = ctx.backends.plan(ctx.run(experiment=experiment, sweep=sweep), cluster)
+    else:
+        target = planned(ctx.store, experiment=experiment, file=file, cluster=cluster)
+    result = make_plan(target)
+    if as_json:
+        out().print_json(json.dumps(plan_data(target, result)))
+        return
+    show_plan(target, result)
+
+
+def render(
+    experiment: OptionalName = None,
+    file: Spec = None,
+    cluster: Cluster = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the YAML to this file.")] = None,
+) -> None:
+    """Offline: the Kubernetes objects (YAML) the experiment's stack would apply."""
+    from tfcli.gke.planning import planned
+    from tfcli.gke.planning import render as render_yaml
+
+    target = planned(CliContext().store, experiment=experiment, file=file, cluster=cluster)
+    text = render_yaml(target)
+    if note := target.note():
+        from rich.markup import escape
+
+        err().print(f"[yellow]note:[/] {escape(note)}")
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    from tfcli.fileio import write_atomic
+    from tfcli.spec.documents import display_path
+
+    write_atomic(output, text)
+    err().print(f"Wrote {display_path(output)}")

@@ -1,0 +1,60 @@
+"""``experiment list / status / logs``: what runs are doing, read where they run."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from tfcli.cli.console import out
+from tfcli.cli.context import CliContext
+from tfcli.cli.experiment.options import Json, OptionalName, SweepName
+
+
+def list_(as_json: Json = False, sweep: SweepName = None) -> None:
+    """All experiments of the project: backend, run mode, status, progress, mean return (-s: a sweep compared)."""
+    from tfcli.cli.views.compare import show_comparison
+    from tfcli.cli.views.status import show_list
+
+    ctx = CliContext()
+    if sweep is not None:
+        run = ctx.run(sweep=sweep)
+        show_comparison(ctx.backends.compare(run), run.sweep().target_return(), as_json=as_json)
+        return
+    statuses = ctx.backends.statuses(ctx.store)
+    if as_json:
+        out().print_json(json.dumps([s.as_json() for s in statuses]))
+        return
+    show_list(statuses)
+
+
+def status(experiment: OptionalName = None, as_json: Json = False, sweep: SweepName = None) -> None:
+    """One experiment's state, progress and result (-s: a sweep's state and its trials)."""
+    from tfcli.cli.views.status import show_status
+
+    ctx = CliContext()
+    current = ctx.backends.status(ctx.run(experiment=experiment, sweep=sweep))
+    if as_json:
+        out().print_json(json.dumps(current.as_json()))
+        return
+    show_status(current)
+
+
+def logs(
+    experiment: OptionalName = None,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing while it runs.")] = False,
+    worker: Annotated[int | None, typer.Option("--worker", help="An env-worker's log (distributed).")] = None,
+    tail: Annotated[int | None, typer.Option("--tail", help="Start with the last N lines.")] = None,
+    sweep: SweepName = None,
+) -> None:
+    """Print the trainer's log (or an env-worker's; -s: a sweep's queue log); on GKE streamed from the cluster."""
+    from tfcli.runs.backend import LogRequest
+
+    ctx = CliContext()
+    request = LogRequest(follow=follow, worker=worker, tail=tail)
+    ctx.backends.logs(
+        ctx.run(experiment=experiment, sweep=sweep),
+        request,
+        lambda text: out().print(text, end="", markup=False, highlight=False),
+    )

@@ -1,0 +1,116 @@
+"""``status`` and ``list``: an experiment's state in lines, a sweep's trials in a table, every experiment in a table."""
+
+from __future__ import annotations
+
+from functools import singledispatch
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from tfcli.cli.console import err, out
+from tfcli.cli.views.compare import number
+from tfcli.experiments.status import Status
+from tfcli.sweeps.status import SweepStatus
+
+
+def _warn(text: str) -> None:
+    err().print(f"[yellow]warning:[/] {escape(text)}")
+
+
+def _budget_warning(cost: dict[str, Any] | None) -> str | None:
+    if not cost:
+        return None
+    from tfcli.gke.cost import budget_warning
+
+    return budget_warning(cost["usd"], cost.get("max_cost"))
+
+
+@singledispatch
+def show_status(status: object) -> None:
+    raise TypeError(f"no view for {type(status).__name__}")
+
+
+@show_status.register
+def _experiment(current: Status) -> None:
+    out().print(f"[bold]{current.name}[/] ({current.run_mode}, {current.backend}): {current.state}")
+    progress = f" ({current.progress:.0%} of {current.budget})" if current.progress is not None else ""
+    out().print(f"  {current.timesteps:,} timesteps, {current.episodes:,} episodes{progress}")
+    if current.mean_return is not None:
+        out().print(f"  mean return (last 100 episodes): {current.mean_return:.1f}")
+    if current.wall_seconds:
+        speed = current.timesteps_per_second
+        recent = ", recent episodes" if current.state == "running" else ""
+        rate = f" ({speed:,.0f} timesteps/s{recent})" if speed else ""
+        out().print(f"  wall time: {current.wall_seconds:.1f} s{rate}")
+    if current.pid:
+        out().print(f"  process: {current.pid}")
+    if current.detail:
+        out().print(f"  {'reason' if current.state == 'paused' else 'error'}: {current.detail}", markup=False)
+    _show_cluster(current)
+
+
+def _show_cluster(current: Status) -> None:
+    """GKE: the pods' state and the cost so far, with the max_cost warning from 80 %."""
+    cluster = current.cluster or {}
+    if cluster.get("error"):
+        _warn(f"cannot read the cluster: {cluster['error']}")
+    elif cluster.get("summary"):
+        out().print(f"  pods: {cluster['summary']}", markup=False)
+    if current.cost is None:
+        return
+    cost = current.cost
+    limit = f" of max_cost ${cost['max_cost']:,.2f}" if cost.get("max_cost") else ""
+    out().print(f"  cost so far: ${cost['usd']:,.2f}{limit} (list prices of {cost['prices_as_of']}; nodes now up)")
+    for item in cost["items"]:
+        out().print(f"    {item['item']}: {item['hours']:,.2f} h, ${item['usd']:,.2f}", markup=False)
+    if warning := _budget_warning(cost):
+        _warn(f"{current.name}: {warning}")
+
+
+@show_status.register
+def _sweep(status: SweepStatus) -> None:
+    counts = ", ".join(f"{count} {state}" for state, count in sorted(status.counts.items()))
+    parallel = f", {status.parallel} at a time" if status.parallel else ""
+    out().print(f"[bold]{status.name}[/] (sweep, {status.backend}{parallel}): {status.state} — {counts}")
+    table = Table("trial", "combination", "seed", "status", "progress", "mean return", box=None, pad_edge=False)
+    pods = [current.cluster or {} for _, current in status.trials]
+    with_pods = any("pod" in pod for pod in pods)
+    if with_pods:
+        table.add_column("pod")
+    for (trial, current), pod in zip(status.trials, pods, strict=True):
+        progress = f"{current.progress:.0%}" if current.progress is not None else "-"
+        row = [trial.name, escape(trial.label), str(trial.seed), current.state, progress, number(current.mean_return)]
+        if with_pods:
+            row.append(escape(pod["pod"] + (f": {pod['reason']}" if pod.get("reason") else "")) if pod else "-")
+        table.add_row(*row)
+    out().print(table)
+    if unreadable := next((pod["error"] for pod in pods if "error" in pod), None):
+        _warn(f"cannot read the cluster: {unreadable}")
+
+
+def show_list(statuses: list[Status]) -> None:
+    """``list``: one row per experiment; on GKE also its cost so far and its pods."""
+    if not statuses:
+        out().print("No experiments yet: `tfcli experiment start -f cartpole-ppo` runs the quick-start one.")
+        return
+    table = Table("name", "backend", "run mode", "status", "progress", "mean return", box=None, pad_edge=False)
+    watched = any(s.cluster or s.cost for s in statuses)  # GKE: the pods' state and the cost so far
+    if watched:
+        table.add_column("cost")
+        table.add_column("pods")
+    for s in statuses:
+        progress = f"{s.progress:.0%}" if s.progress is not None else "-"
+        mean = f"{s.mean_return:.1f}" if s.mean_return is not None else "-"
+        row = [s.name, s.backend, s.run_mode, s.state, progress, mean]
+        if watched:
+            row += [f"${s.cost['usd']:,.2f}" if s.cost else "-", (s.cluster or {}).get("brief") or "-"]
+        table.add_row(*row)
+    out().print(table)
+    for s in statuses:
+        if s.state == "unknown":
+            _warn(f"{s.name}: {s.detail}")
+        if unreadable := (s.cluster or {}).get("error"):
+            _warn(f"{s.name}: cannot read its cluster: {unreadable}")
+        if warning := _budget_warning(s.cost):
+            _warn(f"{s.name}: {warning}")

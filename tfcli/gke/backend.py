@@ -1,0 +1,197 @@
+"""The GKE backend: a run is a Pulumi stack (an experiment's, or a sweep's with one Indexed Job for its trials), its
+results in the stack's bucket. :mod:`tfcli.gke.experiments` and :mod:`tfcli.gke.sweeps` hold the two stack kinds;
+both deploy, suspend and tear down through :mod:`tfcli.gke.deploy`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tfcli.errors import TfcliError
+from tfcli.experiments.record import BackendName
+from tfcli.gke import experiments, follow, planning, sweeps
+from tfcli.gke.automation import Stacks
+from tfcli.gke.deploy import has_results
+from tfcli.gke.events import UpdateObserver
+from tfcli.gke.logs import stream_logs
+from tfcli.gke.sweep_readings import read_downloaded, trial_status, view
+from tfcli.project import ProjectDir
+from tfcli.runs.backend import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped, Watcher
+from tfcli.runs.run import Run
+from tfcli.sweeps.aggregate import Run as TrialNumbers
+
+
+class GkeBackend:
+    """Pulumi stacks on Google Kubernetes Engine."""
+
+    name: BackendName = "gke"
+    waits_by_default = False  # a run on GKE goes on without this machine: `start` returns once it is deployed
+
+    def __init__(self, *, observer: UpdateObserver | None = None, install_prompt: Any = None) -> None:
+        self.observer = observer
+        self.install_prompt = install_prompt
+
+    def stacks(self, project: ProjectDir) -> Stacks:
+        return Stacks(project)
+
+    def start(self, run: Run, options: StartOptions) -> Started:
+        stacks = self.stacks(run.project)
+        with run.locked():
+            if run.kind == "sweep":
+                deployed = sweeps.start(
+                    run.store,
+                    run.sweep(),
+                    parallel=options.parallel,
+                    restart=options.restart,
+                    shared_cluster=options.shared_cluster,
+                    observer=self.observer,
+                    stacks=stacks,
+                )
+                return self._started(run, deployed.outputs, deployed.shared_cluster, deployed.nothing_to_run)
+            deployment = experiments.start(
+                run.experiment(),
+                run.project,
+                restart=options.restart,
+                shared_cluster=options.shared_cluster,
+                observer=self.observer,
+                stacks=stacks,
+            )
+        return self._started(
+            run, deployment.outputs, deployment.shared_cluster, deployment.nothing_to_run, deployment.result_generation
+        )
+
+    def _started(
+        self, run: Run, outputs: dict[str, Any], shared: str | None, nothing: bool, generation: int | None = None
+    ) -> Started:
+        on = f"shared cluster {shared}" if shared else "its own cluster"
+        place = f"{on} {outputs.get('clusterName', '')}, namespace {outputs.get('namespace', '?')}"
+        results = f"results go to {outputs.get('resultsUrl', 'its bucket')}"
+        status = f"`tfcli experiment status {run.flag}`"
+        if run.kind == "sweep":
+            trials = len(outputs.get("trials") or run.trials())
+            done = f"Every trial of {run.name} has already completed "
+            done += f"(`stop -s {run.name}` downloads them and tears it down)."
+            announce = f"Deployed sweep {run.name} on GKE ({place}): {trials} trials in one Indexed Job, "
+            announce += f"{outputs.get('parallelism', '?')} at a time; {results}"
+            hint = (
+                f"Watch it with {status}; `tfcli experiment list -s {run.name}` compares, "
+                f"`tfcli experiment stop -s {run.name}` downloads every trial's results and tears it down."
+            )
+        else:
+            done = f"{run.name} has already completed (`--restart` starts it over)."
+            announce = f"Deployed {run.name} on GKE ({place}); {results}"
+            hint = f"Watch it with {status}; `tfcli experiment download -e {run.name}` copies its results so far."
+        return Started(
+            run,
+            "gke",
+            nothing_to_run=nothing,
+            outputs=outputs,
+            shared_cluster=shared,
+            result_generation=generation,
+            announce=[done if nothing else announce],
+            detached_hint=hint,
+            results_here=False,
+            where="on GKE",
+        )
+
+    def check_resumable(self, run: Run) -> None:
+        state = self.status(run).state
+        if state not in ("paused", "pausing"):
+            rule = (
+                "only a paused sweep can resume"
+                if run.kind == "sweep"
+                else "only a paused or interrupted run can resume"
+            )
+            raise TfcliError(f"{run.kind} '{run.name}' is {state}; {rule}")
+
+    def resume(self, run: Run) -> Started:
+        self.check_resumable(run)
+        return self.start(run, StartOptions())
+
+    def pause(self, run: Run) -> Paused:
+        stacks = self.stacks(run.project)
+        with run.locked():
+            if run.kind == "sweep":
+                status = sweeps.pause(run.store, run.sweep(), observer=self.observer, stacks=stacks)
+                return Paused(run, status.state, completed=status.completed, trials=len(status.trials))
+            result = experiments.pause(run.experiment(), run.project, observer=self.observer, stacks=stacks)
+        state = "pausing" if result.get("status") == "pausing" else "paused"
+        return Paused(run, state, timesteps=int(result.get("timesteps", 0)))
+
+    def stop(self, run: Run, *, download: bool = True) -> Stopped:
+        stacks = self.stacks(run.project)
+        with run.locked():
+            if run.kind == "sweep":
+                status = sweeps.stop(
+                    run.store, run.sweep(), download_results=download, observer=self.observer, stacks=stacks
+                )
+                kept = [member.results for member in run.members() if member.results.is_dir()]
+                return Stopped(
+                    run, kept, download, completed=status.completed, trials=len(status.trials), copies_results=True
+                )
+            found = experiments.stop(
+                run.experiment(), run.project, download=download, observer=self.observer, stacks=stacks
+            )
+        return Stopped(run, [found] if found else [], download, deployed=found is not None or not download)
+
+    def status(self, run: Run) -> RunStatus:
+        stacks = self.stacks(run.project)
+        if run.kind == "sweep":
+            return view(run.store, run.sweep(), stacks=stacks).status
+        if run.record.sweep:
+            return trial_status(run.store, run.experiment(), stacks=stacks)
+        return experiments.status(run.experiment(), run.project, stacks=stacks)
+
+    def download(self, run: Run) -> list[Path]:
+        stacks = self.stacks(run.project)
+        if run.kind == "sweep":
+            with run.locked():
+                return sweeps.download(run.store, run.sweep(), stacks=stacks)
+        experiment = run.experiment()
+        if (sweep := run.record.gke_trial_of) is not None:
+            state = stacks.state(sweep)
+            found = sweeps.download_trial(run.store, experiment, state.outputs) if state.deployed else None
+            if found is None:
+                raise TfcliError(f"trial '{run.name}' of sweep '{sweep}' has no results in the bucket yet")
+            return [found]
+        if run.record.sweep:  # a trial of a stopped sweep: its results were downloaded when it stopped
+            if not has_results(experiment):
+                raise TfcliError(f"experiment '{run.name}' has no results yet", hint="start it first")
+            return [experiment.results]
+        with run.locked():
+            return [experiments.download_results(experiment, run.project, stacks=stacks)]
+
+    def logs(self, run: Run, request: LogRequest, write: Callable[[str], None]) -> None:
+        if run.kind == "sweep":
+            raise TfcliError(
+                f"sweep '{run.name}' runs on GKE, where each trial has its own pod and log",
+                hint=f"`tfcli experiment logs -e {run.name}-K` prints trial K's (`-f` follows it)",
+            )
+        stream_logs(
+            run.experiment(),
+            run.project,
+            follow=request.follow,
+            worker=request.worker,
+            tail=request.tail,
+            write=write,
+            stacks=self.stacks(run.project),
+        )
+
+    def follow(self, started: Started, watcher: Watcher) -> Ended:
+        if started.run.kind == "sweep":
+            return follow.follow_sweep(self, started, watcher)
+        return follow.follow_experiment(self, started, watcher)
+
+    def plan(self, run: Run, shared_cluster: str | None = None) -> planning.Planned:
+        """The stack ``start`` would deploy, planned offline under Pulumi's mocks, with its hourly cost."""
+        if run.kind == "sweep":
+            return planning.planned_sweep(run.project, run.sweep(), shared_cluster=shared_cluster)
+        return planning.planned(run.store, experiment=run.name, file=None, cluster=shared_cluster)
+
+    def trial_numbers(self, run: Run, *, downloaded: bool = False) -> list[TrialNumbers]:
+        if downloaded:
+            return [read_downloaded(run.store.dir(trial.name), trial).run() for trial in run.trials()]
+        current = view(run.store, run.sweep(), stacks=self.stacks(run.project))
+        return [current.run(trial) for trial in run.trials()]

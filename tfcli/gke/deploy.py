@@ -1,0 +1,207 @@
+"""What every GKE run (an experiment's stack or a sweep's) does the same way: deploy, suspend, tear down.
+
+- deploy, in the order a first deploy needs: the stack file, ``stack init`` with its secrets provider, the run
+  records written *before* the update (if it fails half-way, ``status`` and ``stop`` still look at the stack), config
+  (``tfcli:suspend`` false) and secrets (the key as ``gcp:credentials`` with ``credentials: key-file``, a distributed
+  run's ``tfcli:transportToken``) in one ``config set-all``, then ``pulumi up``;
+- suspend (pause): ``tfcli:suspend`` true and ``up``: the Jobs' ``suspend``; the trainer checkpoints on SIGTERM;
+- tear down (stop): ``destroy`` when the stack may hold resources, then every run record marked stopped.
+
+A deployed stack refuses what would replace its cluster or bucket (:func:`refuse_changes`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from datetime import UTC, datetime
+from typing import Any
+
+from tfcli.errors import TfcliError
+from tfcli.experiments.record import RunRecord
+from tfcli.experiments.store import ExperimentDir, RunFolder
+from tfcli.gke.automation import Stacks, StackState, planned_total
+from tfcli.gke.events import UpdateObserver
+from tfcli.locking import exclusive
+from tfcli.project import ProjectDir
+from tfcli.stackfiles.files import LOCATION_KEYS, SUSPEND_KEY, StackFile, stack_path
+
+
+def require_gcp(project: ProjectDir) -> str:
+    if not project.settings.gcp_project:
+        raise TfcliError(
+            "this project names no GCP project, so it cannot run on GKE",
+            hint="set one with `tfcli init -r PROJECT_ID`, or run on this machine with --local",
+        )
+    return project.settings.gcp_project
+
+
+def cluster_lock(project: ProjectDir, cluster: str, *, shared: bool = False) -> Any:
+    """The lock of a shared cluster: exclusive for cluster commands, shared for runs starting on it."""
+    return exclusive(project.root / ".tfcli" / "clusters" / f"{cluster}.lock", f"cluster '{cluster}'", shared=shared)
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def has_results(experiment: ExperimentDir) -> bool:
+    return experiment.results.is_dir() and any(experiment.results.iterdir())
+
+
+def where(outputs: dict[str, Any]) -> str:
+    shared = outputs.get("sharedClusterStack")
+    return f"the shared cluster '{shared}'" if shared else "a cluster of its own"
+
+
+def refuse_changes(
+    project: ProjectDir,
+    current: StackState,
+    config: dict[str, Any],
+    shared_cluster: str | None,
+    *,
+    restart: bool,
+    kind: str = "experiment",
+) -> None:
+    """What a deployed stack (an experiment's or a sweep's) cannot take: another cluster, another GCP project or
+    location (the update would replace the cluster and the bucket), or ``--restart``."""
+    name = current.name
+    stop = f"`tfcli experiment stop -{kind[0]} {name}`"
+    if current.outputs.get("sharedClusterStack") != shared_cluster:
+        raise TfcliError(
+            f"{kind} '{name}' runs on {where(current.outputs)}; it cannot move while deployed",
+            hint=f"{stop} first (downloads its results), then start it again",
+        )
+    deployed_file = StackFile.read(stack_path(project, name))
+    moved = [
+        key
+        for key in ("gcp:project", *LOCATION_KEYS)
+        if deployed_file is not None and deployed_file.config.get(key) != config.get(key)
+    ]
+    if moved:
+        raise TfcliError(
+            f"tfcli.yaml moved {kind} '{name}' ({', '.join(moved)}) while it is deployed: "
+            "an update would replace its cluster and bucket",
+            hint=f"{stop} first (downloads its results), or restore tfcli.yaml",
+        )
+    if restart:
+        raise TfcliError(
+            f"{kind} '{name}' is deployed; --restart starts over only from a stopped {kind}",
+            hint=f"{stop} first (downloads its results, destroys the stack)",
+        )
+
+
+def refuse_stopped(folder: RunFolder, members: list[ExperimentDir], *, restart: bool) -> None:
+    """A stopped run's bucket is gone; GKE cannot continue from the local copy its stop downloaded."""
+    record = folder.run_record()
+    if restart or not (record.backend == "gke" and record.stopped and any(map(has_results, members))):
+        return
+    what = (
+        f"experiment '{folder.name}' was stopped: its bucket was destroyed after its results were downloaded to "
+        f"experiments/{folder.name}/results/"
+        if folder.kind == "experiment"
+        else f"sweep '{folder.name}' was stopped: its bucket was destroyed after its trials' results were downloaded"
+    )
+    raise TfcliError(
+        f"{what}, and GKE cannot continue from a local copy",
+        hint=f"--restart {'trains' if folder.kind == 'experiment' else 'runs'} it again from the start on GKE; --local "
+        "continues it on this machine",
+    )
+
+
+def refuse_local_results(folder: RunFolder, members: list[ExperimentDir], *, restart: bool) -> None:
+    """Results of a run on this machine: GKE cannot continue them (``--restart`` deletes them)."""
+    local = [m.name for m in members if m.run_record().backend == "local" and has_results(m)]
+    if not local or restart:
+        return
+    if folder.kind == "experiment":
+        raise TfcliError(
+            f"experiment '{folder.name}' has results of a run on this machine, which GKE cannot continue",
+            hint="continue it here with --local, or start it over on GKE with --restart (deletes those results)",
+        )
+    raise TfcliError(
+        f"trials of sweep '{folder.name}' have results of runs on this machine ({', '.join(local[:3])}), which "
+        "GKE cannot continue",
+        hint="continue the sweep here with --local, or start it over on GKE with --restart (deletes those results)",
+    )
+
+
+def clear(*members: ExperimentDir) -> None:
+    """``--restart``: the members' results, logs and run records go."""
+    for experiment in members:
+        shutil.rmtree(experiment.results, ignore_errors=True)
+        shutil.rmtree(experiment.logs, ignore_errors=True)
+        experiment.run_file.unlink(missing_ok=True)
+
+
+def hold_shared_cluster(
+    held: contextlib.ExitStack, project: ProjectDir, stacks: Stacks, shared_cluster: str | None
+) -> None:
+    """Take the shared cluster's lock (shared) for the rest of ``held`` and check that the cluster is up."""
+    if shared_cluster is None:
+        return
+    held.enter_context(cluster_lock(project, shared_cluster, shared=True))
+    if not stacks.state(shared_cluster).deployed:
+        raise TfcliError(
+            f"the shared cluster '{shared_cluster}' is not up",
+            hint=f"create it with `tfcli cluster create -f SPEC -c {shared_cluster}`",
+        )
+
+
+def deployed_state(stacks: Stacks, folder: RunFolder) -> StackState:
+    """The stack of an experiment (or a sweep) that must be deployed for what comes next."""
+    state = stacks.state(folder.name)
+    if not state.deployed:
+        raise TfcliError(
+            f"{folder.kind} '{folder.name}' is not deployed on GKE",
+            hint=f"start it with `tfcli experiment start -{folder.kind[0]} {folder.name}`",
+        )
+    return state
+
+
+def deploy(
+    stacks: Stacks,
+    stack_file: StackFile,
+    *,
+    shared_cluster: str | None,
+    records: dict[RunFolder, RunRecord],
+    secrets: dict[str, str] | None = None,
+    observer: UpdateObserver | None = None,
+) -> dict[str, Any]:
+    """Write the stack file and ``records``, init the stack, set its config and secrets, ``pulumi up``; returns
+    the stack's outputs."""
+    name = stack_file.path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    with contextlib.ExitStack() as held:
+        hold_shared_cluster(held, stacks.project, stacks, shared_cluster)
+        stack_file.write()
+        stack = stacks.stack(name, create=True)
+        for folder, record in records.items():
+            folder.write_run_record(record)
+        stacks.set_config(stack, {SUSPEND_KEY: "false"}, secrets={**stacks.credentials(), **(secrets or {})})
+        return stacks.up(stack, observer=observer, total=planned_total(stack_file.config, name))
+
+
+def stack_total(stacks: Stacks, name: str) -> int | None:
+    """The progress bar's estimate from the deployed stack file; a run whose spec no longer validates still pauses
+    and stops."""
+    stack_file = StackFile.read(stack_path(stacks.project, name))
+    return None if stack_file is None else planned_total(stack_file.config, name)
+
+
+def suspend(stacks: Stacks, name: str, *, observer: UpdateObserver | None) -> None:
+    """``tfcli:suspend`` true and ``up``: the Jobs stop their pods, each trainer checkpoints on SIGTERM."""
+    stack = stacks.stack(name)
+    stacks.set_config(stack, {SUSPEND_KEY: "true"}, secrets=stacks.credentials())
+    stacks.up(stack, observer=observer, total=stack_total(stacks, name))
+
+
+def tear_down(stacks: Stacks, state: StackState, *, observer: UpdateObserver | None) -> None:
+    """``destroy`` the stack when it may hold resources (a failed update leaves some, a cluster even, without
+    outputs)."""
+    if state.may_have_resources:
+        stacks.destroy(stacks.stack(state.name), observer=observer, total=stack_total(stacks, state.name))
+
+
+def mark_stopped(folder: RunFolder, stopped_at: str, **record: Any) -> None:
+    """The folder's run stopped for good on GKE (its stack destroyed), with ``record``'s fields."""
+    folder.write_run_record(folder.run_record().but(backend="gke", stopped=True, stopped_at=stopped_at, **record))

@@ -1,0 +1,179 @@
+"""A GKE sweep's trials as read from its bucket (or, once it is stopped, from their downloads here).
+
+The trials' numbers are read remotely into memory, not downloaded: ``progress.jsonl`` is a line per episode (well
+under a megabyte for the runs a sweep makes), the aggregate table needs every episode of every trial, and a local
+copy could be stale (a partial download) or mix with the results of an earlier local run. Once the sweep is stopped
+its bucket is gone and the downloads are what is read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tfcli.errors import TfcliError
+from tfcli.experiments.progress import ProgressReader
+from tfcli.experiments.status import Status, status_from
+from tfcli.experiments.store import ExperimentDir, ExperimentStore
+from tfcli.gke import states
+from tfcli.gke.automation import Stacks, StackState
+from tfcli.gke.results import RemoteResults, remote_results
+from tfcli.gke.waiting import FINAL
+from tfcli.spec.sweep import Trial
+from tfcli.sweeps.aggregate import Run, run_of
+from tfcli.sweeps.status import SweepStatus
+from tfcli.sweeps.store import SweepDir
+
+
+@dataclass(frozen=True)
+class TrialReading:
+    """One trial as read from the bucket (or, once stopped, from its download): its state and numbers."""
+
+    trial: Trial
+    state: str
+    result: dict[str, Any]
+    records: list[dict[str, Any]]
+    reader: ProgressReader
+
+    def status(self) -> Status:
+        final = self.state in ("completed", "failed", "paused", "stopped") and bool(self.result)
+        detail = str(self.result.get("error", "")) if self.state == "failed" else ""
+        return status_from(
+            self.trial.name,
+            self.trial.data,
+            backend="gke",
+            state=self.state,
+            result=self.result,
+            reader=self.reader,
+            final=final,
+            detail=detail,
+        )
+
+    def run(self) -> Run:
+        return run_of(self.trial, self.records, self.state, self.result)
+
+
+def trial_remote(base: RemoteResults, trial: str) -> RemoteResults:
+    return dataclasses.replace(
+        base, prefix=f"{base.prefix}/{trial}" if base.prefix else trial, progress=ProgressReader(Path("progress"))
+    )
+
+
+def read_deployed(project: Any, outputs: dict[str, Any], trials: list[Trial]) -> list[TrialReading]:
+    """Every trial's ``result.json`` and ``progress.jsonl`` from the sweep's bucket (one client for all)."""
+    base = remote_results(project, outputs)
+    suspended = bool(outputs.get("suspended"))
+    readings = []
+    for trial in trials:
+        remote = trial_remote(base, trial.name)
+        result = remote.result()
+        records = remote.poll()
+        started = bool(remote.progress.episodes or result.get("status"))
+        state = states.deployed_state(result, suspended=suspended, started=started)
+        readings.append(TrialReading(trial, state, result, records, remote.progress))
+    return readings
+
+
+def read_downloaded(experiment: ExperimentDir, trial: Trial) -> TrialReading:
+    """A trial of a sweep that is not deployed, from ``experiments/<trial>/results/`` (its download)."""
+    reader = ProgressReader(experiment.results / "progress.jsonl")
+    records = reader.read()
+    result = experiment.result() if experiment.exists() else {}
+    stopped = experiment.exists() and experiment.run_record().stopped
+    reported = str(result.get("status", ""))
+    if reported in FINAL:
+        state = reported
+    elif stopped:
+        state = "stopped"
+    else:
+        state = reported or "new"
+    return TrialReading(trial, state, result, records, reader)
+
+
+def _sweep_state(readings: list[TrialReading], *, suspended: bool) -> str:
+    states = Counter(reading.state for reading in readings)
+    if states.get("completed", 0) == len(readings):
+        return "completed"
+    if suspended:
+        return "pausing" if states.get("pausing") else "paused"
+    if states.get("failed") and states.get("completed", 0) + states["failed"] == len(readings):
+        return "failed"
+    return "running"
+
+
+@dataclass(frozen=True)
+class SweepView:
+    """The sweep's stack and its trials' readings: what ``status -s``, ``list -s`` and ``stop -s`` look at."""
+
+    status: SweepStatus
+    readings: list[TrialReading]
+    stack: StackState
+
+    def run(self, trial: Trial) -> Run:
+        return next(reading for reading in self.readings if reading.trial.name == trial.name).run()
+
+
+def view(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks | None = None) -> SweepView:
+    """The sweep's state from its stack and its bucket (never a stale local file while it is deployed)."""
+    stacks = stacks or Stacks(store.project)
+    trials = sweep.trials()
+    state = stacks.state(sweep.name)
+    if state.deployed:
+        readings = read_deployed(store.project, state.outputs, trials)
+        current = _sweep_state(readings, suspended=bool(state.outputs.get("suspended")))
+        parallel = state.outputs.get("parallelism")
+    else:
+        readings = [read_downloaded(store.dir(trial.name), trial) for trial in trials]
+        current = states.undeployed_state(sweep.run_record(), state)
+        parallel = sweep.run_record().parallel
+    counts = dict(Counter(reading.state for reading in readings))
+    trial_statuses = [(reading.trial, reading.status()) for reading in readings]
+    if state.deployed and state.outputs.get("kubeconfig"):
+        trial_statuses = _with_pods(store, sweep.name, state.outputs, trial_statuses)
+    status = SweepStatus(
+        sweep.name, current, None if parallel is None else int(parallel), counts, trial_statuses, None, "gke"
+    )
+    return SweepView(status, readings, state)
+
+
+def _with_pods(
+    store: ExperimentStore, sweep: str, outputs: dict[str, Any], statuses: list[tuple[Trial, Status]]
+) -> list[tuple[Trial, Status]]:
+    """Each trial's pod in words (``cluster: {"pod", "reason"}``; one API call for all the Job's pods), or the
+    reason the cluster cannot be read (``cluster: {"error"}``); a status without them is still a status."""
+    from tfcli.gke.kube import kube_for
+    from tfcli.gke.pod_states import trial_pods
+
+    namespace = str(outputs.get("namespace") or f"tfcli-{sweep}")
+    try:
+        kube = kube_for(outputs, store.project)
+        pods = trial_pods(
+            kube.pods(namespace, f"app.kubernetes.io/instance={sweep},app.kubernetes.io/component=trial"),
+            kube.events(namespace),
+        )
+    except TfcliError as error:
+        unread = {"error": error.message.splitlines()[0]}
+        return [(trial, dataclasses.replace(status, cluster=unread)) for trial, status in statuses]
+    return [
+        (trial, dataclasses.replace(status, cluster={"pod": pod.state, "reason": pod.reason}))
+        if (pod := pods.get(trial.index)) is not None
+        else (trial, status)
+        for trial, status in statuses
+    ]
+
+
+def trial_status(store: ExperimentStore, experiment: ExperimentDir, *, stacks: Stacks | None = None) -> Status:
+    """``status -e <sweep>-k`` of a trial of a GKE sweep: read from the sweep's bucket (its download once stopped)."""
+    from tfcli.sweeps.store import get_sweep
+
+    sweep = get_sweep(store, str(experiment.run_record().sweep))
+    trial = next(trial for trial in sweep.trials() if trial.name == experiment.name)
+    state = (stacks or Stacks(store.project)).state(sweep.name)
+    if state.deployed:
+        (reading,) = read_deployed(store.project, state.outputs, [trial])
+    else:
+        reading = read_downloaded(experiment, trial)
+    return reading.status()

@@ -1,0 +1,112 @@
+"""An experiment on this machine: its supervisor process (:mod:`tfcli.local.supervisor`), its state, its log.
+
+``launch`` starts the supervisor and records its pid in ``run.json``; pause and stop signal it (SIGTERM: the trainer
+checkpoints and exits); a later launch starts it again and the trainer continues from its newest checkpoint.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+
+from tfcli.errors import TfcliError
+from tfcli.experiments.progress import ProgressReader
+from tfcli.experiments.status import Status, status_from
+from tfcli.experiments.store import ExperimentDir
+from tfcli.local.processes import RecordedProcess
+
+SUPERVISOR_MODULE = "tfcli.local.supervisor"
+PAUSE_TIMEOUT = 120.0
+
+
+def supervisor(experiment: ExperimentDir) -> RecordedProcess:
+    return RecordedProcess(experiment, SUPERVISOR_MODULE)
+
+
+def is_running(experiment: ExperimentDir) -> bool:
+    return supervisor(experiment).alive()
+
+
+def launch(experiment: ExperimentDir, *, restart: bool = False) -> subprocess.Popen[bytes]:
+    """Start the experiment's supervisor; call with the experiment locked."""
+    if is_running(experiment):
+        raise TfcliError(
+            f"experiment '{experiment.name}' is already running (pid {experiment.run_record().pid})",
+            hint=f"follow it with `tfcli experiment logs -e {experiment.name} -f`, or pause it first",
+        )
+    if restart:
+        for folder in (experiment.results, experiment.logs):
+            shutil.rmtree(folder, ignore_errors=True)
+    return supervisor(experiment).launch([str(experiment.root)], experiment.logs / "trainer.log")
+
+
+def pause(experiment: ExperimentDir) -> None:
+    """Checkpoint and stop it; an error when it does not stop within :data:`PAUSE_TIMEOUT`."""
+    process = supervisor(experiment)
+    if not process.wait_exit(process.request_pause(), PAUSE_TIMEOUT):
+        raise TfcliError(
+            f"experiment '{experiment.name}' did not pause within {PAUSE_TIMEOUT:.0f} s",
+            hint="`tfcli experiment stop` ends it for good",
+        )
+
+
+def stop(experiment: ExperimentDir) -> None:
+    """End it for good: checkpoint (killed when it does not stop in time) and mark it stopped."""
+    process = supervisor(experiment)
+    process.end(PAUSE_TIMEOUT)
+    process.mark_stopped()
+
+
+def status(experiment: ExperimentDir) -> Status:
+    """The status of an experiment run (or not yet run) on this machine."""
+    spec = experiment.spec_data()  # the resolved spec tfcli wrote; listing must not pay for validating it
+    record = experiment.run_record()
+    result = experiment.result()
+    reader = ProgressReader(experiment.results / "progress.jsonl")
+    reader.read()
+    alive = is_running(experiment)
+    if alive:
+        state = "pausing" if record.pause_requested else "running"
+    elif record.stopped:
+        state = "stopped"
+    elif result:
+        state = str(result.get("status", "unknown"))
+    elif record.started:
+        state = "interrupted"  # the process is gone and wrote no result: killed, or the machine restarted
+    else:
+        state = "new"
+    return status_from(
+        experiment.name,
+        spec,
+        backend=record.backend or "local",
+        state=state,
+        result=result,
+        reader=reader,
+        final=bool(result) and not alive,
+        pid=record.pid if alive else None,
+        detail=str(result.get("error", "")) if state == "failed" else "",
+    )
+
+
+def write_log(
+    experiment: ExperimentDir, *, follow: bool, worker: int | None, tail: int | None, write: Callable[[str], None]
+) -> None:
+    """Print a log file (its last ``tail`` lines); with ``follow``, keep printing what is appended until it ends."""
+    name = "trainer.log" if worker is None else f"env-worker-{worker}.log"
+    path = experiment.logs / name
+    if not path.exists():
+        raise TfcliError(f"experiment '{experiment.name}' has no {name} yet", hint="start it first")
+    with open(path, errors="replace") as handle:
+        if tail is not None:
+            lines = handle.readlines()
+            write("".join(lines[len(lines) - tail :] if tail else []))
+        while True:
+            chunk = handle.read()
+            if chunk:
+                write(chunk)
+            elif not follow or not is_running(experiment):
+                break
+            else:
+                time.sleep(0.3)

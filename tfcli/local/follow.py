@@ -1,0 +1,69 @@
+"""Following a run on this machine until it ends (``start --wait``, the default locally).
+
+Ctrl-C pauses it: an experiment's supervisor gets SIGTERM and the trainer checkpoints; a sweep's queue pauses its
+running trials. Either can be resumed later from its checkpoints.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from tfcli.experiments.progress import ProgressReader
+from tfcli.local.sweeps import pause_sweep, queue_alive, sweep_status
+from tfcli.runs.backend import PAUSED_EXIT, Ended, Started, Watcher, exit_code
+
+POLL_SECONDS = 0.5
+
+
+def follow_experiment(started: Started, watcher: Watcher) -> Ended:
+    """Report progress until the supervisor exits; the first Ctrl-C pauses the run (checkpoint)."""
+    experiment = started.run.experiment()
+    process = started.process
+    assert process is not None
+    reader = ProgressReader(experiment.results / "progress.jsonl")
+    interrupted = False
+    while process.poll() is None:
+        try:
+            time.sleep(POLL_SECONDS)
+            reader.read()
+            watcher.progress(reader.timesteps, reader.episodes, reader.mean_return)
+        except KeyboardInterrupt:
+            if not interrupted:
+                interrupted = True
+                watcher.progress_detail("pausing: writing a checkpoint…")
+                os.kill(process.pid, signal.SIGTERM)
+    # progress.jsonl counts finished episodes; the run's last timesteps are in result.json.
+    final = experiment.result()
+    if final:
+        watcher.progress(int(final.get("timesteps", 0)), int(final.get("episodes", 0)), None)
+    code = process.returncode
+    state = str(final.get("status") or "ended")
+    return Ended(
+        started.run, state, exit_code(final.get("status"), code, interrupted=interrupted), code, interrupted=interrupted
+    )
+
+
+def follow_sweep(started: Started, watcher: Watcher) -> Ended:
+    """Report each trial's start and end until the queue exits; Ctrl-C pauses the sweep."""
+    run, process = started.run, started.process
+    sweep = run.sweep()
+    began = time.monotonic()
+    try:
+        while True:
+            alive = queue_alive(sweep)
+            if process is not None:
+                process.poll()
+            watcher.trials(sweep_status(run.store, sweep))
+            if not alive:
+                break
+            time.sleep(2 * POLL_SECONDS)
+    except KeyboardInterrupt:
+        watcher.say(f"Pausing {sweep.name} (its running trials checkpoint)…")
+        pause_sweep(run.store, sweep)
+        watcher.say(f"Paused; `tfcli experiment resume -s {sweep.name}` continues it.")
+        return Ended(run, "paused", PAUSED_EXIT, interrupted=True, report=False)
+    code = process.wait() if process is not None else 0
+    state = sweep_status(run.store, sweep).state
+    return Ended(run, state, 0 if code == 0 else 1, code, seconds=time.monotonic() - began)

@@ -1,0 +1,110 @@
+"""The one process a local run is: an experiment's supervisor or a sweep's queue, recorded in its ``run.json``.
+
+Both are started the same way (``python -m MODULE FOLDER ...`` in a session of their own, so no CLI process need
+stay alive and the terminal's signals do not reach them), paused the same way (SIGTERM: the trainer checkpoints; the
+queue pauses its trials) and told apart from an unrelated process that reuses the pid by their command line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tfcli.errors import TfcliError
+from tfcli.experiments.record import RunRecord
+from tfcli.experiments.store import RunFolder
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def process_alive(pid: int | None, module: str, root: Path) -> bool:
+    """Whether ``pid`` still runs ``python -m module ... root`` (pids get reused)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True  # no /proc (macOS): trust the pid
+    text = [part.decode(errors="replace") for part in cmdline]
+    return module in text and str(root) in text
+
+
+def spawn(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen[bytes]:
+    """``python -m module ARGUMENTS`` in a session of its own, its output appended to ``log_file``."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    log = open(log_file, "ab")  # noqa: SIM115 - handed to the child
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", module, *arguments],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )
+    finally:
+        log.close()
+
+
+@dataclass(frozen=True)
+class RecordedProcess:
+    """The process of ``folder`` (an experiment's or a sweep's), running ``python -m module``."""
+
+    folder: RunFolder
+    module: str
+
+    def alive(self, pid: int | None = None) -> bool:
+        """Whether the recorded process (or ``pid``) still runs and is ours."""
+        return process_alive(self.folder.run_record().pid if pid is None else pid, self.module, self.folder.root)
+
+    def launch(self, arguments: list[str], log_file: Path, **record: object) -> subprocess.Popen[bytes]:
+        """Start it and record it as the folder's run (``backend: local``, its pid, ``record``'s fields)."""
+        process = spawn(self.module, arguments, log_file)
+        fields = {"backend": "local", "pid": process.pid, "started_at": now(), **record}
+        self.folder.write_run_record(RunRecord.from_json(fields))
+        return process
+
+    def request_pause(self) -> int:
+        """SIGTERM (the run checkpoints and exits), remembered as ``pause_requested``; returns the pid."""
+        record = self.folder.run_record()
+        if not self.alive():
+            raise TfcliError(f"{self.folder.kind} '{self.folder.name}' is not running")
+        assert record.pid is not None
+        self.folder.write_run_record(record.but(pause_requested=True))
+        os.kill(record.pid, signal.SIGTERM)
+        return record.pid
+
+    def wait_exit(self, pid: int, timeout: float) -> bool:
+        """Wait until ``pid`` has exited; False on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive(pid):
+                return True
+            time.sleep(0.2)
+        return False
+
+    def end(self, timeout: float) -> None:
+        """Pause it if it runs, and kill its whole process group if it does not stop in time (the run loses what
+        is unsaved): what ``stop`` does before marking the run stopped."""
+        if not self.alive():
+            return
+        pid = self.request_pause()
+        if not self.wait_exit(pid, timeout):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+
+    def mark_stopped(self) -> None:
+        self.folder.write_run_record(self.folder.run_record().but(pause_requested=False, stopped=True))

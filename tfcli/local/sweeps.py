@@ -1,0 +1,153 @@
+"""A sweep on this machine: the queue process (:mod:`tfcli.local.queue`), its state, pause and stop.
+
+``start`` launches the queue in a session of its own and records its pid in ``experiments/<sweep>/run.json``, as an
+experiment's supervisor is recorded; every trial stays an ordinary local experiment that ``status``, ``logs``,
+``pause``, ``resume`` and ``stop`` reach on its own too.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections import Counter
+from typing import Any
+
+from tfcli.errors import InvalidInput, TfcliError
+from tfcli.experiments.progress import read_all
+from tfcli.experiments.store import ExperimentDir, ExperimentStore
+from tfcli.local import experiments as local_experiments
+from tfcli.local.processes import RecordedProcess
+from tfcli.spec.sweep import SweepFile, Trial
+from tfcli.sweeps.aggregate import Run, run_of
+from tfcli.sweeps.status import SweepStatus
+from tfcli.sweeps.store import SweepDir, trial_dirs
+
+QUEUE_MODULE = "tfcli.local.queue"
+STOP_TIMEOUT = 180.0
+
+
+def cores_per_trial(spec: dict[str, Any]) -> int:
+    """Cores one local trial keeps busy: its process (environments of a multi-threaded run step inside it), plus one
+    per environment worker process in distributed mode."""
+    if spec.get("run_mode") == "distributed":
+        return 1 + int(spec.get("num_workers", 3))
+    return 1
+
+
+def default_parallel(sweep: SweepFile, cores: int | None = None) -> int:
+    """Trials at a time when not told: what this machine's cores fit for the trials' run mode (at least one)."""
+    cores = cores or os.cpu_count() or 1
+    assert isinstance(sweep.base, dict)
+    per_trial = cores_per_trial({**sweep.base, **_widest(sweep)})
+    return max(1, cores // per_trial)
+
+
+def _widest(sweep: SweepFile) -> dict[str, Any]:
+    """Swept run modes and worker counts count at their largest."""
+    widest: dict[str, Any] = {}
+    if "run_mode" in sweep.axes and "distributed" in sweep.axes["run_mode"]:
+        widest["run_mode"] = "distributed"
+    if "num_workers" in sweep.axes:
+        widest["num_workers"] = max(int(v) for v in sweep.axes["num_workers"])
+    return widest
+
+
+def queue(sweep: SweepDir) -> RecordedProcess:
+    return RecordedProcess(sweep, QUEUE_MODULE)
+
+
+def queue_alive(sweep: SweepDir) -> bool:
+    """Whether the recorded queue process still runs (and is ours: pids get reused)."""
+    return queue(sweep).alive()
+
+
+def sweep_status(store: ExperimentStore, sweep: SweepDir) -> SweepStatus:
+    record = sweep.run_record()
+    trials = [(trial, local_experiments.status(experiment)) for trial, experiment in trial_dirs(store, sweep)]
+    counts = dict(Counter(status.state for _, status in trials))
+    alive = queue_alive(sweep)
+    if alive:
+        state = "pausing" if record.pause_requested else "running"
+    elif counts.get("completed", 0) == len(trials):
+        state = "completed"
+    elif record.stopped:
+        state = "stopped"
+    elif record.pause_requested:
+        state = "paused"
+    elif any(status.state in ("running", "pausing") for _, status in trials):
+        state = "interrupted"  # the queue died; its trials go on, and `start -s` adopts them
+    elif counts.get("failed"):
+        state = "failed"
+    elif record.started:
+        state = "interrupted"
+    else:
+        state = "new"
+    return SweepStatus(sweep.name, state, record.parallel, counts, trials, record.pid if alive else None)
+
+
+def _clear(experiment: ExperimentDir) -> None:
+    """A trial's results, logs and run record, for ``--restart``."""
+    shutil.rmtree(experiment.results, ignore_errors=True)
+    shutil.rmtree(experiment.logs, ignore_errors=True)
+    experiment.run_file.unlink(missing_ok=True)
+
+
+def start_sweep(
+    store: ExperimentStore, sweep: SweepDir, *, parallel: int | None, restart: bool = False
+) -> tuple[subprocess.Popen[bytes] | None, int]:
+    """Launch the queue; returns it (None when every trial has already completed and not ``restart``) and the
+    trials at a time. Call with the sweep locked."""
+    definition = sweep.definition()
+    if parallel is not None and parallel < 1:
+        raise InvalidInput(f"--parallel: at least 1, got {parallel}")
+    chosen = parallel or definition.parallel or default_parallel(definition)
+    if queue_alive(sweep):
+        raise TfcliError(
+            f"sweep '{sweep.name}' is already running (pid {sweep.run_record().pid})",
+            hint=f"`tfcli experiment status -s {sweep.name}` shows its trials",
+        )
+    trials = [experiment for _, experiment in trial_dirs(store, sweep)]
+    if restart:
+        for experiment in trials:
+            if local_experiments.is_running(experiment):
+                raise TfcliError(f"trial '{experiment.name}' is running; pause or stop the sweep first")
+        for experiment in trials:
+            _clear(experiment)
+    elif all(local_experiments.status(experiment).state == "completed" for experiment in trials):
+        return None, chosen
+    process = queue(sweep).launch([str(sweep.root), str(chosen)], sweep.logs / "queue.log", parallel=chosen)
+    return process, chosen
+
+
+def pause_sweep(store: ExperimentStore, sweep: SweepDir, *, timeout: float = STOP_TIMEOUT) -> SweepStatus:
+    """Stop launching trials, checkpoint and stop the running ones; every trial resumes later."""
+    with sweep.locked():
+        process = queue(sweep)
+        if not process.wait_exit(process.request_pause(), timeout):
+            raise TfcliError(f"sweep '{sweep.name}' did not pause within {timeout:.0f} s")
+    return sweep_status(store, sweep)
+
+
+def stop_sweep(store: ExperimentStore, sweep: SweepDir) -> SweepStatus:
+    """End the sweep for good: pause it if it runs, end any trial still running, mark everything stopped."""
+    if queue_alive(sweep):
+        pause_sweep(store, sweep)
+    with sweep.locked():
+        for _, experiment in trial_dirs(store, sweep):
+            with experiment.locked():
+                process = local_experiments.supervisor(experiment)
+                process.end(local_experiments.PAUSE_TIMEOUT)
+                if experiment.run_record().started and local_experiments.status(experiment).state != "completed":
+                    process.mark_stopped()
+        queue(sweep).mark_stopped()
+    return sweep_status(store, sweep)
+
+
+def trial_numbers(store: ExperimentStore, trial: Trial) -> Run:
+    """A trial's numbers from its results folder on this machine."""
+    experiment = store.dir(trial.name)
+    if not experiment.exists():
+        return run_of(trial, [], "new", {})
+    records = read_all(experiment.results / "progress.jsonl")
+    return run_of(trial, records, local_experiments.status(experiment).state, experiment.result())
