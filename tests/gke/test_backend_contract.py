@@ -105,6 +105,6 @@ def test_a_run_that_never_started_cannot_pause_on_either_backend(lifecycle: Life
     from tfcli.errors import TfcliError
 
     backend, run, _ = lifecycle
-    with pytest.raises(TfcliError, match="not (running|deployed)"):
+    with pytest.raises(TfcliError, match=r"not (running|deployed)"):
         backend.pause(run)
     assert not run.record.started

@@ -202,10 +202,10 @@ def test_a_deployed_stack_without_a_recorded_provider_is_an_error_not_a_new_key(
 
 def test_tfcli_rewriting_a_stack_file_keeps_the_secrets_provider_keys(tmp_path: Path) -> None:
     """tfcli and CI drive the same stack: `tfcli experiment new/start` rewrites its keys and keeps Pulumi's."""
-    from tfcli.stackfiles.files import experiment_stack, stack_path
     from tfcli.project import Project as Settings
     from tfcli.project import ProjectDir
     from tfcli.spec import load_experiment
+    from tfcli.stackfiles.files import experiment_stack, stack_path
 
     project = ProjectDir(tmp_path, Settings(name="proj", gcp_project="my-project", location="us-central1-a"))
     project.stacks.mkdir()

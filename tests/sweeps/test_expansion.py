@@ -10,9 +10,9 @@ import pytest
 from tfcli.errors import InvalidInput
 from tfcli.spec import ConfigLibrary
 from tfcli.spec.library import BUNDLED_CONFIGS
+from tfcli.spec.sweep import combinations, read_sweep_file
 from tfcli.spec.sweep_axes import describe, parse_set, set_dotted
 from tfcli.sweeps.create import SweepOptions, plan_sweep
-from tfcli.spec.sweep import combinations, read_sweep_file
 
 LIBRARY = ConfigLibrary((BUNDLED_CONFIGS,))
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 
 from tfcli.experiments.store import ExperimentStore
-from tfcli.project import open_project
-from tfcli.sweeps import stats
 from tfcli.local.sweeps import trial_numbers
-from tfcli.sweeps.aggregate import final_score, first_reach, rows, smooth
+from tfcli.project import open_project
 from tfcli.spec.sweep import Trial
+from tfcli.sweeps import stats
+from tfcli.sweeps.aggregate import final_score, first_reach, rows, smooth
 
 
 def test_iqm_drops_a_quarter_at_each_end() -> None:

@@ -13,8 +13,8 @@ from typing import Any
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.store import ExperimentStore, checked_flag
 from tfcli.gke.automation import Stacks, planned_total
-from tfcli.gke.events import UpdateObserver
 from tfcli.gke.deploy import cluster_lock, require_gcp
+from tfcli.gke.events import UpdateObserver
 from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import (
     CLUSTER_KEY,
