@@ -7,21 +7,17 @@ otherwise its results are downloaded and its stack stays. Ctrl-C stops following
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from tfcli.gke import waiting
 from tfcli.gke.results import RemoteResults, remote_results
 from tfcli.gke.sweep_readings import SweepView
 from tfcli.gke.sweeps import wait_until
-from tfcli.runs.backend import PAUSED_EXIT, Ended, Started, Watcher, exit_code
-
-if TYPE_CHECKING:
-    from tfcli.gke.backend import GkeBackend
+from tfcli.runs.backend import PAUSED_EXIT, Backend, Ended, Started, Watcher, exit_code
 
 ENDED = ("completed", "failed", "paused")
 
 
-def follow_experiment(backend: GkeBackend, started: Started, watcher: Watcher) -> Ended:
+def follow_experiment(backend: Backend, started: Started, watcher: Watcher) -> Ended:
     run = started.run
     name = run.name
     watcher.progress_detail("waiting for the learner…")
@@ -69,7 +65,7 @@ def follow_experiment(backend: GkeBackend, started: Started, watcher: Watcher) -
     return ended
 
 
-def follow_sweep(backend: GkeBackend, started: Started, watcher: Watcher) -> Ended:
+def follow_sweep(backend: Backend, started: Started, watcher: Watcher) -> Ended:
     run = started.run
     began = time.monotonic()
     try:
@@ -78,7 +74,6 @@ def follow_sweep(backend: GkeBackend, started: Started, watcher: Watcher) -> End
             run.sweep(),
             lambda v: v.status.state in ENDED,
             on_poll=lambda v: watcher.trials(v.status),
-            stacks=backend.stacks(run.project),
         )
     except KeyboardInterrupt:
         watcher.say(f"{run.name} keeps running on GKE: `tfcli experiment status -s {run.name}` watches it.")
@@ -86,7 +81,7 @@ def follow_sweep(backend: GkeBackend, started: Started, watcher: Watcher) -> End
     return _sweep_ended(backend, started, ended, time.monotonic() - began, watcher)
 
 
-def _sweep_ended(backend: GkeBackend, started: Started, view: SweepView, seconds: float, watcher: Watcher) -> Ended:
+def _sweep_ended(backend: Backend, started: Started, view: SweepView, seconds: float, watcher: Watcher) -> Ended:
     run, state = started.run, view.status.state
     if state == "completed" and started.own_cluster:
         watcher.say(f"Downloading the results of {run.name}'s trials and tearing its cluster down…")
