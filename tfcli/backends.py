@@ -130,9 +130,10 @@ class Backends:
         numbers = self.of(run).trial_numbers(run, downloaded=downloaded)
         return rows(run.trials(), numbers, seeds=sweep.definition().seeds, target_return=sweep.target_return())
 
-    def plan(self, run: Run, shared_cluster: str | None = None) -> Any:
-        """The stack ``pulumi up -s NAME`` deploys, planned offline, whichever backend trains the run."""
-        return self.named("gke").plan(run, shared_cluster)
+    def plan(self, run: Run, shared_cluster: str | None = None, *, local: bool = False) -> Any:
+        """Offline: the stack ``pulumi up -s NAME`` deploys, whichever backend trains the run; ``local``: the
+        processes ``start --local`` would run here instead."""
+        return self.named("local" if local else "gke").plan(run, shared_cluster)
 
 
 def refuse_alone(run: Run, action: str) -> None:

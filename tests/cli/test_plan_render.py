@@ -158,3 +158,29 @@ def test_new_with_the_name_of_a_shared_cluster_stack_is_refused(project: Path) -
     code, _, stderr = invoke("experiment", "new", "-f", "cartpole-ppo", "-n", "shared-t4")
     assert code == 2 and "stack of the shared cluster 'shared-t4'" in stderr and "-n" in stderr
     assert not any((project / "experiments").iterdir())
+
+
+def test_plan_local_shows_the_processes_a_run_starts_here_and_a_sweeps_trials_at_a_time(project: Path) -> None:
+    spec = (
+        "name: dist\nenvironment: cartpole\nagent: ppo\nrun_mode: distributed\nnum_workers: 3\ntotal_timesteps: 500\n"
+    )
+    (project / "dist.yaml").write_text(spec)
+    assert invoke("experiment", "new", "-f", "dist.yaml")[0] == 0
+    code, stdout, stderr = invoke("experiment", "plan", "-e", "dist", "--local", "--json")
+    assert code == 0, stderr
+    data = json.loads(stdout)
+    assert (data["run_mode"], data["env_workers"], data["processes"], data["cores"]) == ("distributed", 3, 5, 4)
+    assert data["parallel"] is None
+    # A sweep over worker counts is planned at its widest: 1 learner + 4 workers = 5 cores a trial.
+    sweep = (
+        "name: sw\nbase:\n" + "".join(f"  {line}\n" for line in spec.splitlines()) + "axes:\n  num_workers: [2, 4]\n"
+    )
+    (project / "sw.yaml").write_text(sweep)
+    code, _, stderr = invoke("experiment", "sweep", "-f", "sw.yaml", "--no-build")
+    assert code == 0, stderr
+    data = json.loads(invoke("experiment", "plan", "-s", "sw", "--local", "--json")[1])
+    assert (data["cores"], data["parallel"]) == (5, max(1, (data["machine_cores"]) // 5))
+    code, stdout, _ = invoke("experiment", "plan", "-s", "sw", "--local")
+    assert code == 0 and "trial(s) at a time" in stdout and "nothing beyond this machine" in stdout
+    code, _, stderr = invoke("experiment", "plan", "-e", "dist", "--local", "-c", "shared")
+    assert code == 2 and "no meaning with --local" in stderr

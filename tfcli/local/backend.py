@@ -7,6 +7,7 @@ starting, pausing and stopping them is one code path; only what they launch diff
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,12 +26,19 @@ RESUMABLE = ("paused", "stopped", "interrupted", "failed")
 
 @dataclass(frozen=True)
 class LocalPlan:
-    """What ``start`` would run here: processes per experiment, the cores each keeps busy, trials at a time."""
+    """What ``start --local`` would run here: the processes of one experiment (its supervisor, the trainer and, when
+    distributed, one env-worker each), the cores they keep busy, and a sweep's trials at a time on this machine."""
 
-    run: str
-    processes: int
+    name: str
+    run_mode: str
+    env_workers: int
     cores: int
-    parallel: int
+    parallel: int | None  # a sweep's trials at a time (None: an experiment)
+    machine_cores: int
+
+    @property
+    def processes(self) -> int:
+        return 2 + self.env_workers  # the supervisor, the trainer, its env-workers
 
 
 class LocalBackend:
@@ -149,17 +157,22 @@ class LocalBackend:
         return follow_experiment(started, watcher)
 
     def plan(self, run: Run, shared_cluster: str | None = None) -> LocalPlan:
-        """The processes a run starts here (the supervisor's trainer, and one env-worker per worker when
-        distributed) and the trials a sweep runs at a time on this machine's cores."""
+        """The processes a run starts here and the cores they keep busy; a sweep's trials at a time (what
+        ``start -s --local`` picks when not told ``--parallel``)."""
         if shared_cluster is not None:
-            raise InvalidInput(
-                "--cluster: a shared cluster is a GKE cluster; it has no meaning for a run on this machine"
-            )
-        base = run.sweep().definition().base if run.kind == "sweep" else run.members()[0].spec_data()
-        spec = base if isinstance(base, dict) else {}
+            raise InvalidInput("--cluster: a shared cluster is a GKE cluster; it has no meaning with --local")
+        parallel = None
+        if run.kind == "sweep":
+            definition = run.sweep().definition()
+            base = definition.base if isinstance(definition.base, dict) else {}
+            spec = {**base, **sweeps.widest(definition)}
+            parallel = definition.parallel or sweeps.default_parallel(definition)
+        else:
+            spec = run.experiment().spec_data()
+        mode = str(spec.get("run_mode", "single"))
+        workers = int(spec.get("num_workers", 3)) if mode == "distributed" else 0
         cores = sweeps.cores_per_trial(spec)
-        parallel = sweeps.default_parallel(run.sweep().definition()) if run.kind == "sweep" else 1
-        return LocalPlan(run.name, processes=cores, cores=cores, parallel=parallel)
+        return LocalPlan(run.name, mode, workers, cores, parallel, os.cpu_count() or 1)
 
     def trial_numbers(self, run: Run, *, downloaded: bool = False) -> list[TrialNumbers]:
         return [sweeps.trial_numbers(run.store, trial) for trial in run.trials()]

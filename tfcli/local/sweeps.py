@@ -39,18 +39,18 @@ def default_parallel(sweep: SweepFile, cores: int | None = None) -> int:
     """Trials at a time when not told: what this machine's cores fit for the trials' run mode (at least one)."""
     cores = cores or os.cpu_count() or 1
     assert isinstance(sweep.base, dict)
-    per_trial = cores_per_trial({**sweep.base, **_widest(sweep)})
+    per_trial = cores_per_trial({**sweep.base, **widest(sweep)})
     return max(1, cores // per_trial)
 
 
-def _widest(sweep: SweepFile) -> dict[str, Any]:
+def widest(sweep: SweepFile) -> dict[str, Any]:
     """Swept run modes and worker counts count at their largest."""
-    widest: dict[str, Any] = {}
+    wide: dict[str, Any] = {}
     if "run_mode" in sweep.axes and "distributed" in sweep.axes["run_mode"]:
-        widest["run_mode"] = "distributed"
+        wide["run_mode"] = "distributed"
     if "num_workers" in sweep.axes:
-        widest["num_workers"] = max(int(v) for v in sweep.axes["num_workers"])
-    return widest
+        wide["num_workers"] = max(int(v) for v in sweep.axes["num_workers"])
+    return wide
 
 
 def queue(sweep: SweepDir) -> RecordedProcess:

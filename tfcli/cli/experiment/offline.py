@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated
@@ -19,13 +20,23 @@ def plan(
     cluster: Cluster = None,
     as_json: Json = False,
     sweep: SweepName = None,
+    local: Annotated[
+        bool, typer.Option("--local", help="The processes `start --local` would run on this machine instead.")
+    ] = False,
 ) -> None:
     """Offline: the resources the experiment's (-s: sweep's) stack declares, key inputs and estimated hourly cost."""
-    from tfcli.cli.views.plan import show_plan
+    from tfcli.cli.views.plan import show_local_plan, show_plan
     from tfcli.gke.planning import plan as make_plan
     from tfcli.gke.planning import plan_data, planned
 
     ctx = CliContext()
+    if local:
+        local_plan = ctx.backends.plan(ctx.run(experiment=experiment, sweep=sweep), cluster, local=True)
+        if as_json:
+            out().print_json(json.dumps(dataclasses.asdict(local_plan) | {"processes": local_plan.processes}))
+        else:
+            show_local_plan(local_plan)
+        return
     if sweep is not None or (experiment is not None and file is None):
         target = ctx.backends.plan(ctx.run(experiment=experiment, sweep=sweep), cluster)
     else:

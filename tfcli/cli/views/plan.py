@@ -11,6 +11,7 @@ from tfcli.cli.console import out
 if TYPE_CHECKING:
     from infra.plan import Plan
     from tfcli.gke.planning import Planned
+    from tfcli.local.backend import LocalPlan
 
 
 def _inputs(inputs: dict[str, Any]) -> str:
@@ -75,3 +76,18 @@ def show_plan(target: Planned, result: Plan) -> None:
             f"time ({waves} wave(s)); the whole sweep costs about {waves} x one trial's duration x the running price "
             "above."
         )
+
+
+def show_local_plan(plan: LocalPlan) -> None:
+    """``plan --local``: what one experiment runs here, and a sweep's trials at a time on this machine's cores."""
+    workers = f" and {plan.env_workers} env-worker process(es)" if plan.env_workers else ""
+    out().print(
+        f"[bold]{escape(plan.name)}[/] on this machine ({plan.run_mode}): a supervisor, its trainer{workers}; "
+        f"{plan.cores} core(s) busy per run"
+    )
+    if plan.parallel is not None:
+        out().print(
+            f"  {plan.parallel} trial(s) at a time ({plan.parallel * plan.cores} of this machine's "
+            f"{plan.machine_cores} cores); `start -s --parallel N` chooses another number"
+        )
+    out().print("  cost: nothing beyond this machine's own")
