@@ -1,21 +1,51 @@
 """The trainer's atomic writes (``result.json``, a checkpoint's ``state.json`` and completion marker).
 
-The mechanism, and why it is safe on a GCS FUSE mount, is :mod:`tfcli.fileio`'s; this adds JSON.
+A crash (or SIGKILL, or a node going away) must never leave a half-written file that a reader then trusts. On GKE
+the results live on a GCS FUSE mount, where renaming a directory is not atomic but replacing a single file is (the
+object is uploaded on close and swapped in whole), so every file is written to a temporary name in the same folder,
+flushed to disk, and moved over its final name with ``os.replace``.
+
+The trainer imports nothing of tfcli but ``tfcli.spec`` and ``tfcli.errors`` (the layer contracts in
+pyproject.toml), so it keeps this mechanism itself; ``tfcli.fileio`` does the same for the CLI's files.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
-
-from tfcli.fileio import fsync_directory, write_atomic
 
 __all__ = ["atomic_write_json", "atomic_write_text", "fsync_directory", "fsync_file"]
 
 
-atomic_write_text = write_atomic
+def fsync_directory(path: Path) -> None:
+    """Make a folder's entries (new or renamed files) durable; a no-op where folders cannot be opened."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one step: readers see the old content or the new, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    fsync_directory(path.parent)
 
 
 def atomic_write_json(path: Path, data: Any) -> None:

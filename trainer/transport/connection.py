@@ -33,7 +33,8 @@ DEFAULT_MAX_FRAME = 64 * 2**20  # an Atari frame is ~100 KB, a stacked 84x84x4 s
 HANDSHAKE_MAX_FRAME = 4096
 NONCE_BYTES = 32
 
-_LENGTH = struct.Struct(">I")
+# Every frame starts with its body length (u32, big-endian); the server reads the same framing without blocking.
+FRAME_LENGTH = struct.Struct(">I")
 _CHUNK = 65536  # one read pulls in a whole small frame; larger ones are read straight into their own buffer
 
 
@@ -102,9 +103,9 @@ class Connection:
             raise FrameError(f"a message of {size} bytes is over the {self.max_frame}-byte frame limit")
         try:
             if size < _CHUNK:
-                self._sock.sendall(b"".join([_LENGTH.pack(size), *parts]))
+                self._sock.sendall(b"".join([FRAME_LENGTH.pack(size), *parts]))
             else:  # large arrays go out from their own memory, uncopied
-                self._sock.sendall(_LENGTH.pack(size))
+                self._sock.sendall(FRAME_LENGTH.pack(size))
                 for part in parts:
                     self._sock.sendall(part)
         except TimeoutError:
@@ -121,16 +122,16 @@ class Connection:
     def recv(self) -> Any:
         """The next message (waits up to ``timeout`` for each read)."""
         try:
-            while len(self._rx) < _LENGTH.size:
+            while len(self._rx) < FRAME_LENGTH.size:
                 self._read_some()
-            (size,) = _LENGTH.unpack_from(self._rx)
+            (size,) = FRAME_LENGTH.unpack_from(self._rx)
             if size > self.max_frame:
                 raise FrameError(f"{self.peer}: a frame of {size} bytes is over the {self.max_frame}-byte limit")
             body = bytearray(size)
             view = memoryview(body)
-            have = min(size, len(self._rx) - _LENGTH.size)
-            view[:have] = memoryview(self._rx)[_LENGTH.size : _LENGTH.size + have]
-            del self._rx[: _LENGTH.size + have]
+            have = min(size, len(self._rx) - FRAME_LENGTH.size)
+            view[:have] = memoryview(self._rx)[FRAME_LENGTH.size : FRAME_LENGTH.size + have]
+            del self._rx[: FRAME_LENGTH.size + have]
             while have < size:
                 got = self._sock.recv_into(view[have:])
                 if not got:

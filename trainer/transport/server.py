@@ -19,8 +19,8 @@ from typing import Any
 from tfcli.errors import InvalidInput
 from trainer.transport.codec import decode, encode
 from trainer.transport.connection import (
-    _LENGTH,
     DEFAULT_MAX_FRAME,
+    FRAME_LENGTH,
     HANDSHAKE_MAX_FRAME,
     NONCE_BYTES,
     PROTOCOL,
@@ -50,7 +50,7 @@ def is_loopback(host: str) -> bool:
 
 def _frame(message: Any) -> bytes:
     parts = encode(message)
-    return b"".join([_LENGTH.pack(sum(len(part) for part in parts)), *parts])
+    return b"".join([FRAME_LENGTH.pack(sum(len(part) for part in parts)), *parts])
 
 
 def _refuse(sock: socket.socket, reason: str) -> None:
@@ -83,16 +83,16 @@ class _Pending:
         if not chunk:
             raise ConnectionClosed("closed during the handshake")
         self.rx += chunk
-        if len(self.rx) < _LENGTH.size:
+        if len(self.rx) < FRAME_LENGTH.size:
             return None
-        (size,) = _LENGTH.unpack_from(self.rx)
+        (size,) = FRAME_LENGTH.unpack_from(self.rx)
         if size > HANDSHAKE_MAX_FRAME:
             raise FrameError(f"a handshake frame of {size} bytes (at most {HANDSHAKE_MAX_FRAME})")
-        if len(self.rx) < _LENGTH.size + size:
+        if len(self.rx) < FRAME_LENGTH.size + size:
             return None
-        if len(self.rx) > _LENGTH.size + size:
+        if len(self.rx) > FRAME_LENGTH.size + size:
             raise FrameError("data before the handshake was accepted")
-        return decode(memoryview(self.rx)[_LENGTH.size :])
+        return decode(memoryview(self.rx)[FRAME_LENGTH.size :])
 
 
 class Server:
