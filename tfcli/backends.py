@@ -14,16 +14,20 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Literal, overload
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import BackendName
 from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentStore
+from tfcli.gke.automation import InstallPrompt
 from tfcli.gke.backend import GkeBackend
-from tfcli.local.backend import LocalBackend
+from tfcli.gke.events import UpdateObserver
+from tfcli.gke.planning import Planned
+from tfcli.local.backend import LocalBackend, LocalPlan
 from tfcli.project import ProjectDir
-from tfcli.runs.backend import Backend, Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped, Watcher
+from tfcli.runs.backend import Backend, Watcher
+from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Row, rows
 
@@ -33,8 +37,8 @@ class Backends:
     """The backends of one CLI call, with what the GKE one needs from its caller (``observer``: shows Pulumi
     updates; ``install_prompt``: offers to install a missing Pulumi CLI)."""
 
-    observer: Any = None
-    install_prompt: Any = None
+    observer: UpdateObserver | None = None
+    install_prompt: InstallPrompt | None = None
 
     def named(self, name: BackendName) -> Backend:
         if name == "gke":
@@ -130,10 +134,18 @@ class Backends:
         numbers = self.of(run).trial_numbers(run, downloaded=downloaded)
         return rows(run.trials(), numbers, seeds=sweep.definition().seeds, target_return=sweep.target_return())
 
-    def plan(self, run: Run, shared_cluster: str | None = None, *, local: bool = False) -> Any:
+    @overload
+    def plan(self, run: Run, shared_cluster: str | None = None, *, local: Literal[False] = False) -> Planned: ...
+
+    @overload
+    def plan(self, run: Run, shared_cluster: str | None = None, *, local: Literal[True]) -> LocalPlan: ...
+
+    def plan(self, run: Run, shared_cluster: str | None = None, *, local: bool = False) -> LocalPlan | Planned:
         """Offline: the stack ``pulumi up -s NAME`` deploys, whichever backend trains the run; ``local``: the
         processes ``start --local`` would run here instead."""
-        return self.named("local" if local else "gke").plan(run, shared_cluster)
+        if local:
+            return LocalBackend().plan(run, shared_cluster)
+        return GkeBackend(observer=self.observer, install_prompt=self.install_prompt).plan(run, shared_cluster)
 
 
 def refuse_alone(run: Run, action: str) -> None:

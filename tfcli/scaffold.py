@@ -14,10 +14,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from tfcli.errors import InvalidInput
-from tfcli.fileio import write_atomic
 from tfcli.project import Project, read_settings, settings_yaml
 from tfcli.spec.errors import problems_of
 from tfcli.spec.library import BUNDLED_CONFIGS, KINDS, PROJECT_FILE
+from trainer.files import atomic_write_text
 
 _FLAGS = {"name": "--name", "gcp_project": "--gcp-project", "location": "--location", "state_backend": "--backend"}
 
@@ -64,7 +64,7 @@ def _write_new(report: InitReport, path: Path, text: str) -> None:
     if path.exists():
         report.kept.append(str(path.relative_to(report.root)))
     else:
-        write_atomic(path, text)
+        atomic_write_text(path, text)
         report.created.append(str(path.relative_to(report.root)))
 
 
@@ -121,7 +121,7 @@ def init_project(
     report = InitReport(folder, settings, updated_settings=sorted(changes) if current else [])
     folder.mkdir(parents=True, exist_ok=True)
     if not current or changes:
-        write_atomic(settings_file, settings_yaml(settings))
+        atomic_write_text(settings_file, settings_yaml(settings))
         (report.created if not current else report.kept).append(PROJECT_FILE)
     else:
         report.kept.append(PROJECT_FILE)

@@ -5,8 +5,9 @@ the results live on a GCS FUSE mount, where renaming a directory is not atomic b
 object is uploaded on close and swapped in whole), so every file is written to a temporary name in the same folder,
 flushed to disk, and moved over its final name with ``os.replace``.
 
-The trainer imports nothing of tfcli but ``tfcli.spec`` and ``tfcli.errors`` (the layer contracts in
-pyproject.toml), so it keeps this mechanism itself; ``tfcli.fileio`` does the same for the CLI's files.
+This is the project's one atomic write: the trainer imports nothing of tfcli but ``tfcli.spec`` and
+``tfcli.errors`` (the layer contracts in pyproject.toml), so tfcli writes its own files (specs, run records, stack
+files) through this module too.
 """
 
 from __future__ import annotations

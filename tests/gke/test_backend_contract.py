@@ -22,7 +22,8 @@ from tfcli.backends import Backends
 from tfcli.experiments.create import create_experiment
 from tfcli.experiments.store import ExperimentStore
 from tfcli.project import open_project
-from tfcli.runs.backend import Backend, StartOptions
+from tfcli.runs.backend import Backend
+from tfcli.runs.results import StartOptions
 from tfcli.runs.run import Run
 
 NAME = "contract"

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import RunRecord
-from tfcli.fileio import write_atomic
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
 from tfcli.spec.base import check_dns_name
 from tfcli.spec.documents import display_path, read_document
+from trainer.files import atomic_write_text
 
 if TYPE_CHECKING:
     from tfcli.spec.experiment import Experiment
@@ -70,7 +70,7 @@ class RunFolder:
         return RunRecord.read(self.run_file)
 
     def write_run_record(self, record: RunRecord) -> None:
-        write_atomic(self.run_file, record.dumps())
+        atomic_write_text(self.run_file, record.dumps())
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -154,5 +154,5 @@ class ExperimentStore:
                 f"experiment '{spec.name}' already exists with a different spec ({display_path(experiment.spec_file)})",
                 hint="pick another name with -n, or start over with --restart (deletes its results)",
             )
-        write_atomic(experiment.spec_file, to_yaml(spec))
+        atomic_write_text(experiment.spec_file, to_yaml(spec))
         return experiment

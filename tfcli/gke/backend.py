@@ -7,18 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from tfcli.errors import TfcliError
 from tfcli.experiments.record import BackendName
 from tfcli.gke import experiments, follow, planning, sweeps
-from tfcli.gke.automation import Stacks
-from tfcli.gke.deploy import has_results
+from tfcli.gke.automation import InstallPrompt, Stacks
+from tfcli.gke.deploy import Deployment, has_results
 from tfcli.gke.events import UpdateObserver
 from tfcli.gke.logs import stream_logs
 from tfcli.gke.sweep_readings import read_downloaded, trial_status, view
 from tfcli.project import ProjectDir
-from tfcli.runs.backend import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped, Watcher
+from tfcli.runs.backend import Watcher
+from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Run as TrialNumbers
 
@@ -29,7 +29,7 @@ class GkeBackend:
     name: BackendName = "gke"
     waits_by_default = False  # a run on GKE goes on without this machine: `start` returns once it is deployed
 
-    def __init__(self, *, observer: UpdateObserver | None = None, install_prompt: Any = None) -> None:
+    def __init__(self, *, observer: UpdateObserver | None = None, install_prompt: InstallPrompt | None = None) -> None:
         self.observer = observer
         self.install_prompt = install_prompt
 
@@ -40,7 +40,7 @@ class GkeBackend:
         stacks = self.stacks(run.project)
         with run.locked():
             if run.kind == "sweep":
-                deployed = sweeps.start(
+                deployment = sweeps.start(
                     run.store,
                     run.sweep(),
                     parallel=options.parallel,
@@ -49,22 +49,19 @@ class GkeBackend:
                     observer=self.observer,
                     stacks=stacks,
                 )
-                return self._started(run, deployed.outputs, deployed.shared_cluster, deployed.nothing_to_run)
-            deployment = experiments.start(
-                run.experiment(),
-                run.project,
-                restart=options.restart,
-                shared_cluster=options.shared_cluster,
-                observer=self.observer,
-                stacks=stacks,
-            )
-        return self._started(
-            run, deployment.outputs, deployment.shared_cluster, deployment.nothing_to_run, deployment.result_generation
-        )
+            else:
+                deployment = experiments.start(
+                    run.experiment(),
+                    run.project,
+                    restart=options.restart,
+                    shared_cluster=options.shared_cluster,
+                    observer=self.observer,
+                    stacks=stacks,
+                )
+        return self._started(run, deployment)
 
-    def _started(
-        self, run: Run, outputs: dict[str, Any], shared: str | None, nothing: bool, generation: int | None = None
-    ) -> Started:
+    def _started(self, run: Run, deployment: Deployment) -> Started:
+        outputs, shared, nothing = deployment.outputs, deployment.shared_cluster, deployment.nothing_to_run
         on = f"shared cluster {shared}" if shared else "its own cluster"
         place = f"{on} {outputs.get('clusterName', '')}, namespace {outputs.get('namespace', '?')}"
         results = f"results go to {outputs.get('resultsUrl', 'its bucket')}"
@@ -89,7 +86,7 @@ class GkeBackend:
             nothing_to_run=nothing,
             outputs=outputs,
             shared_cluster=shared,
-            result_generation=generation,
+            result_generation=deployment.result_generation,
             announce=[done if nothing else announce],
             detached_hint=hint,
             results_here=False,

@@ -14,14 +14,19 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from tfcli.errors import TfcliError
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, RunFolder
+from tfcli.gke import waiting
 from tfcli.gke.automation import Stacks, StackState, planned_total
 from tfcli.gke.events import UpdateObserver
+from tfcli.gke.results import RemoteResults
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import LOCATION_KEYS, SUSPEND_KEY, StackFile, stack_path
@@ -179,6 +184,87 @@ def deploy(
             folder.write_run_record(record)
         stacks.set_config(stack, {SUSPEND_KEY: "false"}, secrets={**stacks.credentials(), **(secrets or {})})
         return stacks.up(stack, observer=observer, total=planned_total(stack_file.config, name))
+
+
+@dataclass(frozen=True)
+class StackStart:
+    """What starting a run's stack takes that differs between an experiment's and a sweep's: the run's folder and
+    the experiments it trains, the stack file to deploy, the run records to write and the secrets to set."""
+
+    folder: RunFolder
+    members: list[ExperimentDir]
+    stack_file: StackFile
+    shared_cluster: str | None
+    records: dict[RunFolder, RunRecord]
+    secrets: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """What starting a stack did: its outputs, the shared cluster it runs on (None: its own), nothing at all when
+    every member had completed."""
+
+    outputs: dict[str, Any]
+    shared_cluster: str | None
+    nothing_to_run: bool = False
+    result_generation: int | None = None  # an experiment's result.json before the update (``--wait`` waits for another)
+
+
+def start_stack(
+    stacks: Stacks,
+    start: StackStart,
+    *,
+    restart: bool,
+    completed: Callable[[dict[str, Any]], tuple[bool, int | None]],
+    observer: UpdateObserver | None,
+) -> Deployment:
+    """Deploy a run's stack, or update a deployed one, or resume it: ``completed`` says, from a deployed stack's
+    outputs, whether every member has completed (then nothing is done) and the ``result.json`` generation to wait
+    past. A deployed stack refuses moves and ``--restart``; a stopped one continues only with ``--restart``."""
+    folder, members = start.folder, start.members
+    current = stacks.state(folder.name)
+    generation = None
+    if current.deployed:
+        refuse_changes(
+            stacks.project, current, start.stack_file.config, start.shared_cluster, restart=restart, kind=folder.kind
+        )
+        done, generation = completed(current.outputs)
+        if done:
+            return Deployment(current.outputs, start.shared_cluster, nothing_to_run=True)
+    elif restart:
+        clear(*members)
+    refuse_stopped(folder, members, restart=restart)
+    outputs = deploy(
+        stacks,
+        start.stack_file,
+        shared_cluster=start.shared_cluster,
+        records=start.records,
+        secrets=start.secrets,
+        observer=observer,
+    )
+    return Deployment(outputs, start.shared_cluster, result_generation=generation)
+
+
+def suspend_and_wait(
+    stacks: Stacks, name: str, running: list[RemoteResults], *, observer: UpdateObserver | None, wait: bool
+) -> list[dict[str, Any] | None]:
+    """Suspend the stack's Jobs and wait (``PAUSE_TIMEOUT`` in all) for a checkpoint of each run that was running:
+    a *new* ``result.json`` (another generation than before the update). Returns each one's last result: {} when
+    not waited for or not answered in time, None when it never trained (there is nothing to checkpoint)."""
+    before = [waiting.result_generation(remote) for remote in running]
+    suspend(stacks, name, observer=observer)
+    deadline = time.monotonic() + waiting.PAUSE_TIMEOUT
+    results: list[dict[str, Any] | None] = []
+    for remote, generation in zip(running, before, strict=True):
+        if not wait:
+            results.append({})
+            continue
+        if generation is None and not remote.poll():
+            results.append(None)
+            continue
+        remaining = max(0.0, deadline - time.monotonic())
+        results.append(waiting.wait_for_result(remote, waiting.checkpointed, initial=generation, timeout=remaining))
+    return results
 
 
 def stack_total(stacks: Stacks, name: str) -> int | None:

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +26,16 @@ from tfcli.experiments.store import ExperimentDir
 from tfcli.gke import states, waiting
 from tfcli.gke.automation import Stacks
 from tfcli.gke.deploy import (
-    clear,
-    deploy,
+    Deployment,
+    StackStart,
     deployed_state,
     has_results,
     mark_stopped,
     now,
-    refuse_changes,
     refuse_local_results,
-    refuse_stopped,
     require_gcp,
-    suspend,
+    start_stack,
+    suspend_and_wait,
     tear_down,
 )
 from tfcli.gke.events import UpdateObserver
@@ -47,16 +45,6 @@ from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import StackFile, experiment_stack, stack_path
 
 TRANSPORT_TOKEN_KEY = "tfcli:transportToken"  # secret: authenticates the distributed run's workers to the learner
-
-
-@dataclass(frozen=True)
-class Deployment:
-    """What ``start`` deployed: the stack's outputs (empty when there was nothing to do)."""
-
-    outputs: dict[str, Any]
-    shared_cluster: str | None
-    nothing_to_run: bool = False
-    result_generation: int | None = None  # result.json's generation before the update (``--wait`` waits for another)
 
 
 def _validate(config: dict[str, Any], name: str) -> None:
@@ -92,28 +80,23 @@ def start(
     refuse_local_results(experiment, [experiment], restart=restart)
     planned = experiment_stack(project, spec, shared_cluster=shared_cluster)
     _validate(planned.config, name)
-    current = stacks.state(name)
-    generation = None
-    if current.deployed:
-        refuse_changes(project, current, planned.config, planned.shared_cluster, restart=restart)
-        remote = remote_results(project, current.outputs)
+
+    def completed(outputs: dict[str, Any]) -> tuple[bool, int | None]:
+        remote = remote_results(project, outputs)
         before = remote.result_blob()
-        if before is not None and remote.result(before).get("status") == "completed":
-            return Deployment(current.outputs, planned.shared_cluster, nothing_to_run=True)
-        generation = None if before is None else before.generation
-    elif restart:
-        clear(experiment)
-    refuse_stopped(experiment, [experiment], restart=restart)
+        done = before is not None and remote.result(before).get("status") == "completed"
+        return done, None if before is None else before.generation
+
     record = RunRecord(backend="gke", stack=name, shared_cluster=planned.shared_cluster, started_at=now())
-    outputs = deploy(
-        stacks,
+    start = StackStart(
+        experiment,
+        [experiment],
         planned.file,
-        shared_cluster=planned.shared_cluster,
-        records={experiment: record},
-        secrets=_token(project, spec, name),
-        observer=observer,
+        planned.shared_cluster,
+        {experiment: record},
+        _token(project, spec, name),
     )
-    return Deployment(outputs, planned.shared_cluster, result_generation=generation)
+    return start_stack(stacks, start, restart=restart, completed=completed, observer=observer)
 
 
 def _token(project: ProjectDir, spec: Any, stack: str) -> dict[str, str]:
@@ -139,16 +122,13 @@ def pause(
     stacks = stacks or Stacks(project)
     state = deployed_state(stacks, experiment)
     remote = remote_results(project, state.outputs)
-    before = remote.result_blob()
     if state.outputs.get("suspended"):
-        return remote.result(before) or {"status": "paused", "timesteps": 0}
-    suspend(stacks, experiment.name, observer=observer)
+        return remote.result() or {"status": "paused", "timesteps": 0}
+    (result,) = suspend_and_wait(stacks, experiment.name, [remote], observer=observer, wait=wait)
     if not wait:
         return {"status": "pausing"}
-    if before is None and not remote.poll():
+    if result is None:
         return {"status": "paused", "timesteps": 0}  # it never trained: there is nothing to checkpoint
-    initial = None if before is None else before.generation
-    result = waiting.wait_for_result(remote, waiting.checkpointed, initial=initial, timeout=waiting.PAUSE_TIMEOUT)
     return result or {"status": "pausing", "timesteps": remote.progress.timesteps}
 
 

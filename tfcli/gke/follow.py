@@ -12,7 +12,8 @@ from tfcli.gke import waiting
 from tfcli.gke.results import RemoteResults, remote_results
 from tfcli.gke.sweep_readings import SweepView
 from tfcli.gke.sweeps import wait_until
-from tfcli.runs.backend import PAUSED_EXIT, Backend, Ended, Started, Watcher, exit_code
+from tfcli.runs.backend import Backend, Watcher
+from tfcli.runs.results import PAUSED_EXIT, Ended, Started, exit_code
 
 ENDED = ("completed", "failed", "paused")
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +26,16 @@ from tfcli.experiments.store import ExperimentDir, ExperimentStore, RunFolder
 from tfcli.gke import waiting
 from tfcli.gke.automation import Stacks
 from tfcli.gke.deploy import (
-    clear,
-    deploy,
+    Deployment,
+    StackStart,
     deployed_state,
     has_results,
     mark_stopped,
     now,
-    refuse_changes,
     refuse_local_results,
-    refuse_stopped,
     require_gcp,
-    suspend,
+    start_stack,
+    suspend_and_wait,
     tear_down,
 )
 from tfcli.gke.events import UpdateObserver
@@ -50,15 +48,6 @@ from tfcli.sweeps.status import SweepStatus
 from tfcli.sweeps.store import SweepDir, trial_dirs
 
 
-@dataclass(frozen=True)
-class SweepDeployment:
-    """What ``start -s`` deployed (``nothing_to_run`` when every trial had completed)."""
-
-    outputs: dict[str, Any]
-    shared_cluster: str | None
-    nothing_to_run: bool = False
-
-
 def start(
     store: ExperimentStore,
     sweep: SweepDir,
@@ -68,7 +57,7 @@ def start(
     shared_cluster: str | None = None,
     observer: UpdateObserver | None = None,
     stacks: Stacks | None = None,
-) -> SweepDeployment:
+) -> Deployment:
     """Deploy (or update, or resume) the sweep's stack; returns once ``pulumi up`` is done."""
     from infra.sweep_config import sweep_settings_from_config
 
@@ -84,24 +73,21 @@ def start(
         cluster_spec(project, shared_cluster)  # an unknown one is an InvalidInput listing the known ones
     stack_file, shared = deploy_stack(project, sweep.definition(), shared_cluster=shared_cluster, parallelism=parallel)
     sweep_settings_from_config(stack_file.config, stack=name)  # every mistake before Pulumi runs, exit code 2
-    current = stacks.state(name)
-    if current.deployed:
-        refuse_changes(project, current, stack_file.config, shared, restart=restart, kind="sweep")
-        readings = read_deployed(project, current.outputs, sweep.trials())
-        if all(reading.state == "completed" for reading in readings):
-            return SweepDeployment(current.outputs, shared, nothing_to_run=True)
-    elif restart:
-        clear(*trials)
-    refuse_stopped(sweep, trials, restart=restart)
+
+    def completed(outputs: dict[str, Any]) -> tuple[bool, int | None]:
+        readings = read_deployed(project, outputs, sweep.trials())
+        return all(reading.state == "completed" for reading in readings), None
+
     started = now()
     records: dict[RunFolder, RunRecord] = {
         sweep: RunRecord(backend="gke", stack=name, shared_cluster=shared, started_at=started)
     }
     records.update({trial: RunRecord(backend="gke", sweep=name, stack=name, started_at=started) for trial in trials})
-    outputs = deploy(stacks, stack_file, shared_cluster=shared, records=records, observer=observer)
-    if outputs.get("parallelism") is not None:
-        sweep.write_run_record(sweep.run_record().but(parallel=int(outputs["parallelism"])))
-    return SweepDeployment(outputs, shared)
+    plan = StackStart(sweep, trials, stack_file, shared, records)
+    deployed = start_stack(stacks, plan, restart=restart, completed=completed, observer=observer)
+    if not deployed.nothing_to_run and deployed.outputs.get("parallelism") is not None:
+        sweep.write_run_record(sweep.run_record().but(parallel=int(deployed.outputs["parallelism"])))
+    return deployed
 
 
 def wait_until(
@@ -138,17 +124,8 @@ def pause(
     if not state.outputs.get("suspended"):
         base = remote_results(store.project, state.outputs)
         readings = read_deployed(store.project, state.outputs, sweep.trials())
-        running = [reading.trial.name for reading in readings if reading.state == "running"]
-        before = {name: waiting.result_generation(trial_remote(base, name)) for name in running}
-        suspend(stacks, sweep.name, observer=observer)
-        deadline = time.monotonic() + waiting.PAUSE_TIMEOUT
-        for name, generation in before.items() if wait else ():
-            remote = trial_remote(base, name)
-            if generation is None and not remote.poll():
-                continue  # it never trained: there is nothing to checkpoint
-            waiting.wait_for_result(
-                remote, waiting.checkpointed, initial=generation, timeout=max(0.0, deadline - time.monotonic())
-            )
+        running = [trial_remote(base, reading.trial.name) for reading in readings if reading.state == "running"]
+        suspend_and_wait(stacks, sweep.name, running, observer=observer, wait=wait)
     return view(store, sweep, stacks=stacks).status
 
 

@@ -17,7 +17,8 @@ from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import BackendName
 from tfcli.local import experiments, sweeps
 from tfcli.local.follow import follow_experiment, follow_sweep
-from tfcli.runs.backend import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped, Watcher
+from tfcli.runs.backend import Watcher
+from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Run as TrialNumbers
 

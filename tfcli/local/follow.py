@@ -12,7 +12,8 @@ import time
 
 from tfcli.experiments.progress import ProgressReader
 from tfcli.local.sweeps import pause_sweep, queue_alive, sweep_status
-from tfcli.runs.backend import PAUSED_EXIT, Ended, Started, Watcher, exit_code
+from tfcli.runs.backend import Watcher
+from tfcli.runs.results import PAUSED_EXIT, Ended, Started, exit_code
 
 POLL_SECONDS = 0.5
 

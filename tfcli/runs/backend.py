@@ -1,5 +1,5 @@
 """The interface every backend implements: one method per lifecycle action on a :class:`~tfcli.runs.run.Run`
-(an experiment or a sweep), with typed results the CLI renders.
+(an experiment or a sweep), returning the typed results of :mod:`tfcli.runs.results`.
 
 Modelled on SkyPilot's ``sky/backends/backend.py``: the CLI never asks where a run lives or what kind it is; it asks
 ``tfcli.backends`` for the run's backend and calls one method. Differences between experiments and sweeps, or
@@ -9,144 +9,16 @@ between this machine and GKE, live inside the implementations (``tfcli.local.bac
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from tfcli.errors import InvalidInput
 from tfcli.experiments.record import BackendName
-from tfcli.experiments.status import Status
+from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.run import Run
-from tfcli.spec.documents import display_path
 from tfcli.sweeps.status import SweepStatus
 
 if TYPE_CHECKING:
-    import subprocess
-
     from tfcli.sweeps.aggregate import Run as TrialNumbers
-
-RunStatus = Status | SweepStatus
-PAUSED_EXIT = 143  # the trainer's and the queue's exit code when paused (docs/design.md §6)
-
-
-@dataclass(frozen=True)
-class StartOptions:
-    """What ``start`` may be told beyond the run: start over, a shared GKE cluster, a sweep's trials at a time."""
-
-    restart: bool = False
-    shared_cluster: str | None = None
-    parallel: int | None = None
-
-
-@dataclass(frozen=True)
-class Started:
-    """What ``start`` (or ``resume``) did: nothing (``nothing_to_run``: it had completed), a process started here,
-    or a stack deployed."""
-
-    run: Run
-    backend: BackendName
-    nothing_to_run: bool = False
-    process: subprocess.Popen[bytes] | None = None  # local: the supervisor (experiment) or the queue (sweep)
-    parallel: int | None = None  # a sweep: trials at a time
-    outputs: dict[str, Any] = field(default_factory=dict)  # GKE: the stack's outputs
-    shared_cluster: str | None = None  # GKE: the shared cluster it runs on (None: a cluster of its own)
-    result_generation: int | None = (
-        None  # GKE: result.json's generation before the update (``--wait`` waits for another)
-    )
-    announce: list[str] = field(default_factory=list)  # what was started, as the backend says it
-    detached_hint: str = ""  # how to watch it when the command does not wait
-    results_here: bool = True  # its result.json is in experiments/NAME/results/ (locally: written in place)
-    where: str = ""  # shown beside the run's name while following ("on GKE")
-
-    @property
-    def own_cluster(self) -> bool:
-        return self.shared_cluster is None
-
-
-@dataclass(frozen=True)
-class Paused:
-    """What ``pause`` reached: ``paused``, or ``pausing`` while GKE still writes the checkpoints."""
-
-    run: Run
-    state: str
-    timesteps: int = 0  # an experiment's, at its checkpoint
-    completed: int = 0  # a sweep's completed trials
-    trials: int = 0  # a sweep's trials
-
-    def summary(self) -> str:
-        name, sweep = self.run.name, self.run.kind == "sweep"
-        if self.state == "pausing":
-            what = (
-                "its Job is suspended and its trials are writing their checkpoints"
-                if sweep
-                else ("its Jobs are suspended and the trainer is writing its checkpoint")
-            )
-            return (
-                f"Pausing {'sweep ' if sweep else ''}{name}: {what}; `tfcli experiment status {self.run.flag}` shows "
-                "when it is paused."
-            )
-        if sweep:
-            return f"Paused sweep {name}: {self.completed} of {self.trials} trials completed"
-        return f"Paused {name} at {self.timesteps:,} timesteps (checkpoint saved)."
-
-
-@dataclass(frozen=True)
-class Stopped:
-    """What ``stop`` left: where the results are (one folder per experiment that has them) and, for a sweep, how
-    many trials completed. ``downloaded`` is False where results that lived elsewhere were not copied here."""
-
-    run: Run
-    results: list[Path]
-    downloaded: bool = True
-    deployed: bool = True  # False: nothing of it ran on the backend, so it has no results anywhere
-    completed: int = 0
-    trials: int = 0
-    copies_results: bool = False  # the backend copied results here (GKE); locally they are written in place
-
-    def summary(self) -> str:
-        name = self.run.name
-        if self.run.kind == "sweep":
-            copied = f"; the results of {len(self.results)} are in experiments/{name}-K/results/"
-            done = f"Stopped sweep {name}: {self.completed} of {self.trials} trials completed"
-            return done + (copied if self.copies_results else "")
-        if self.results:
-            return f"Stopped {name}; results are in {display_path(self.results[0])}/"
-        if not self.downloaded:
-            return f"Stopped {name}; its results were not downloaded (--no-download) and are gone with its bucket"
-        return f"Stopped {name}; nothing of it was deployed, and it has no results"
-
-
-@dataclass(frozen=True)
-class Ended:
-    """How a followed run (``start --wait``) ended: its state and the CLI's exit code, plus what to say about it."""
-
-    run: Run
-    state: str
-    exit_code: int
-    process_code: int | None = None  # local: the supervisor's exit code
-    seconds: float = 0.0
-    interrupted: bool = False  # Ctrl-C: locally the run paused; on GKE it goes on unwatched
-    report: bool = True  # False: it did not end (Ctrl-C), so there is no result to show
-    notes: list[str] = field(default_factory=list)  # shown after the result
-    warnings: list[str] = field(default_factory=list)  # likewise, on stderr
-
-
-@dataclass(frozen=True)
-class LogRequest:
-    follow: bool = False
-    worker: int | None = None  # an env-worker's log (distributed)
-    tail: int | None = None  # start with the last N lines
-
-    def __post_init__(self) -> None:
-        if self.tail is not None and self.tail < 0:
-            raise InvalidInput(f"--tail: expected a number of lines >= 0, got {self.tail}")
-
-
-def download_summary(run: Run, paths: list[Path]) -> list[str]:
-    """Where ``download`` left the results: one line for an experiment, a line per trial for a sweep."""
-    if run.kind == "experiment":
-        return [f"Results of {run.name} are in {display_path(path)}" for path in paths]
-    return [f"{path.parent.name}: {display_path(path)}" for path in paths]
 
 
 class Watcher(Protocol):
@@ -211,20 +83,10 @@ class Backend(Protocol):
         """Report progress until the started run ends (``start --wait``)."""
         ...
 
-    def plan(self, run: Run, shared_cluster: str | None = None) -> Any:
+    def plan(self, run: Run, shared_cluster: str | None = None) -> object:
         """Offline: what starting it here would make (processes, or the stack's resources and cost)."""
         ...
 
     def trial_numbers(self, run: Run, *, downloaded: bool = False) -> list[TrialNumbers]:
         """A sweep's trials' numbers for the comparison table (``downloaded``: from the copies here)."""
         ...
-
-
-def exit_code(status: str | None, process_code: int, *, interrupted: bool = False) -> int:
-    """The CLI's exit code for a followed experiment: 0 completed (or paused by the user's own ``pause``), 130
-    paused by Ctrl-C, 2 an invalid spec, 1 any other failure (docs/design.md §6)."""
-    if process_code == 0 and status == "completed":
-        return 0
-    if process_code == PAUSED_EXIT or status == "paused":
-        return 130 if interrupted else 0
-    return 2 if process_code == 2 else 1

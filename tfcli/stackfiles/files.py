@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from tfcli.errors import InvalidInput
-from tfcli.fileio import write_atomic
 from tfcli.project import ProjectDir
 from tfcli.spec.documents import display_path
+from trainer.files import atomic_write_text
 
 if TYPE_CHECKING:
     from tfcli.spec import Cluster, Experiment
@@ -112,7 +112,7 @@ class StackFile:
                 return False
         except FileNotFoundError:
             pass
-        write_atomic(self.path, text)
+        atomic_write_text(self.path, text)
         return True
 
 

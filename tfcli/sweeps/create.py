@@ -9,7 +9,6 @@ from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.store import ExperimentStore
-from tfcli.fileio import write_atomic
 from tfcli.spec import ConfigLibrary, Experiment, to_data
 from tfcli.spec.documents import display_path, read_document
 from tfcli.spec.library import looks_like_path
@@ -18,6 +17,7 @@ from tfcli.spec.sweep import SweepFile, Trial, expand, is_sweep_document, read_s
 from tfcli.spec.sweep_axes import check_key, parse_set
 from tfcli.stackfiles.sweep import sweep_stack
 from tfcli.sweeps.store import SweepDir, refuse_clash, sweep_dir, sweep_yaml
+from trainer.files import atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ def create_sweep(store: ExperimentStore, planned: Planned, *, replace: bool = Fa
             experiment = store.dir(spec.name)
             with experiment.locked():
                 store.write(spec, replace=replace)
-        write_atomic(sweep.sweep_file, text)
+        atomic_write_text(sweep.sweep_file, text)
         stack.write()
     return sweep
 

@@ -54,7 +54,7 @@ def new(
     """Create an experiment from a spec (-f), with flags overriding the spec's keys, or from flags alone
     (-n NAME -A AGENT -E ENVIRONMENT and a budget, as the original client's `experiment new`)."""
     from tfcli.experiments.create import create_experiment
-    from tfcli.runs.backend import StartOptions
+    from tfcli.runs.results import StartOptions
     from tfcli.spec.documents import display_path
 
     overrides = {
@@ -104,7 +104,7 @@ def sweep(
     """Create a sweep: the spec's settings x values (grid or --random N) x seeds, each trial an experiment."""
     from rich.markup import escape
 
-    from tfcli.runs.backend import StartOptions
+    from tfcli.runs.results import StartOptions
     from tfcli.spec import ConfigLibrary
     from tfcli.spec.documents import display_path
     from tfcli.sweeps.create import SweepOptions, build_trials, create_sweep, plan_sweep

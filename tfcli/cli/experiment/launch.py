@@ -9,7 +9,7 @@ from tfcli.cli.console import out
 from tfcli.cli.context import CliContext
 from tfcli.cli.views.compare import show_comparison
 from tfcli.cli.views.follow import TerminalWatcher, show_done, show_ended
-from tfcli.runs.backend import Started
+from tfcli.runs.results import Started
 
 
 def show_started(ctx: CliContext, started: Started, wait: bool | None) -> None:

@@ -37,7 +37,7 @@ def start(
     from tfcli.errors import InvalidInput
     from tfcli.experiments.create import create_experiment
     from tfcli.experiments.store import checked_flag
-    from tfcli.runs.backend import StartOptions
+    from tfcli.runs.results import StartOptions
 
     if sweep is not None and (experiment is not None or file is not None):
         raise InvalidInput("-s SWEEP: give no -e or -f with it")

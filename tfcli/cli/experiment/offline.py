@@ -67,8 +67,8 @@ def render(
     if output is None:
         typer.echo(text, nl=False)
         return
-    from tfcli.fileio import write_atomic
     from tfcli.spec.documents import display_path
+    from trainer.files import atomic_write_text
 
-    write_atomic(output, text)
+    atomic_write_text(output, text)
     err().print(f"Wrote {display_path(output)}")

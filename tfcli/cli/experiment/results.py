@@ -14,7 +14,7 @@ from tfcli.cli.experiment.options import Name, OptionalName, SweepName
 
 def download(experiment: OptionalName = None, sweep: SweepName = None) -> None:
     """Copy the experiment's results to experiments/NAME/results/ (GKE: from its bucket, only what changed)."""
-    from tfcli.runs.backend import download_summary
+    from tfcli.runs.results import download_summary
 
     ctx = CliContext()
     run = ctx.run(experiment=experiment, sweep=sweep)

@@ -49,7 +49,7 @@ def logs(
     sweep: SweepName = None,
 ) -> None:
     """Print the trainer's log (or an env-worker's; -s: a sweep's queue log); on GKE streamed from the cluster."""
-    from tfcli.runs.backend import LogRequest
+    from tfcli.runs.results import LogRequest
 
     ctx = CliContext()
     request = LogRequest(follow=follow, worker=worker, tail=tail)

@@ -5,23 +5,27 @@ The backend runs the loop (:meth:`tfcli.runs.backend.Backend.follow`) and report
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from tfcli.cli.console import err, out
 from tfcli.experiments.store import ExperimentDir
-from tfcli.runs.backend import PAUSED_EXIT, Ended, Started
+from tfcli.runs.results import PAUSED_EXIT, Ended, Started
 from tfcli.runs.run import Run
 from tfcli.spec.documents import display_path
 from tfcli.sweeps.status import SweepStatus
 
+if TYPE_CHECKING:
+    from tfcli.spec import Experiment
+
 LOG_TAIL_LINES = 25
 
 
-def _budget(spec: Any) -> tuple[int, str]:
+def _budget(spec: Experiment) -> tuple[int, str]:
     """What the bar counts: timesteps when the experiment has a timestep budget, else episodes."""
     return spec.total_timesteps or spec.episodes or 0, "timesteps" if spec.total_timesteps else "episodes"
 
@@ -130,7 +134,7 @@ def report_end(experiment: ExperimentDir, code: int) -> None:
             err().print(f"  {escape(line)}")
 
 
-def show_done(run: Run, started_here: bool, table: Any) -> None:
+def show_done(run: Run, started_here: bool, table: Callable[[], None]) -> None:
     """A run that had nothing left to do: an experiment's result (when it is here), a sweep's comparison."""
     if run.kind == "sweep":
         table()
@@ -138,7 +142,7 @@ def show_done(run: Run, started_here: bool, table: Any) -> None:
         report_end(run.experiment(), 0)
 
 
-def show_ended(ended: Ended, table: Any) -> None:
+def show_ended(ended: Ended, table: Callable[[], None]) -> None:
     """How a followed run ended, then the backend's notes (``table`` shows a sweep's comparison)."""
     run = ended.run
     if ended.report and run.kind == "sweep":
