@@ -20,10 +20,10 @@ from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import BackendName
 from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentStore
-from tfcli.gke.automation import InstallPrompt
 from tfcli.gke.backend import GkeBackend
 from tfcli.gke.events import UpdateObserver
 from tfcli.gke.planning import Planned
+from tfcli.gke.pulumi_cli import InstallPrompt
 from tfcli.local.backend import LocalBackend, LocalPlan
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Backend, Watcher

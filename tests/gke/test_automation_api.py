@@ -302,7 +302,7 @@ class Capture:
 def test_events_reach_tfcli_over_grpc_from_3_206_and_through_the_log_file_before(
     gke_project: Path, fake_pulumi: FakePulumi, version: str, transport: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tfcli.gke.automation import Stacks
+    from tfcli.gke.stacks import Stacks
     from tfcli.project import open_project
 
     assert runner.invoke(app, ["experiment", "new", "-f", "cartpole-ppo", "-n", "si1"]).exit_code == 0

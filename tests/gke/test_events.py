@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pulumi.automation import EngineEvent
 
-from tfcli.gke.automation import meaningful_lines
 from tfcli.gke.events import UpdateTracker
+from tfcli.gke.pulumi_errors import meaningful_lines
 
 
 def event(**data: object) -> EngineEvent:

@@ -45,9 +45,6 @@ def root(
     """Run TensorForce reinforcement-learning experiments on this machine or on Google Kubernetes Engine."""
     if debug:
         os.environ["TFCLI_DEBUG"] = "1"
-    import tfcli.gke
-
-    tfcli.gke.install_prompt = pulumi.offer_install  # type: ignore[attr-defined]  # no Pulumi CLI: offer to install
 
 
 app.command("init")(init)

@@ -57,7 +57,8 @@ def create(
         "name": cluster, "num_nodes": num_nodes, "machine_type": machine_type, "disk_size": disk_size,
         "gpu_type": gpu_type, "gpus_per_node": gpus_per_node, "spot": spot,
     }  # fmt: skip
-    created = create_cluster(CliContext().store, file, overrides, observer=RichUpdateObserver())
+    ctx = CliContext()
+    created = create_cluster(ctx.store, file, overrides, observer=RichUpdateObserver(), stacks=ctx.stacks())
     cost = f" (about ${created.usd_per_hour:,.2f}/h while its nodes run)" if created.usd_per_hour is not None else ""
     out().print(f"Cluster '{created.name}' is up{cost}.")
     out().print(f"Run an experiment on it with `tfcli experiment start -e NAME -c {created.name}`")
@@ -68,7 +69,8 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable
     """The project's shared clusters: location, nodes, GPUs, spot, status and hourly cost."""
     from tfcli.gke.clusters import list_clusters
 
-    rows = list_clusters(CliContext().project)
+    ctx = CliContext()
+    rows = list_clusters(ctx.project, stacks=ctx.stacks())
     if as_json:
         out().print_json(json.dumps([row.as_json() for row in rows]))
         return
@@ -115,10 +117,11 @@ def delete(
 
     if bool(cluster) == all_:
         raise InvalidInput("give -c NAME (one or more) or --all")
-    store = CliContext().store
+    ctx = CliContext()
+    store = ctx.store
     names = cluster_names(store.project) if all_ else list(cluster or [])
     if not names:
         out().print("No shared clusters to delete.")
         return
-    deleted = delete_clusters(store, names, observer=RichUpdateObserver())
+    deleted = delete_clusters(store, names, observer=RichUpdateObserver(), stacks=ctx.stacks())
     out().print(f"Deleted {', '.join(deleted)}.")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tfcli.backends import Backends
     from tfcli.experiments.store import ExperimentStore
+    from tfcli.gke.stacks import Stacks
     from tfcli.project import ProjectDir
     from tfcli.runs.run import Run
 
@@ -36,6 +37,14 @@ class CliContext:
         from tfcli.cli.stack_progress import RichUpdateObserver
 
         return Backends(observer=RichUpdateObserver(), install_prompt=offer_install)
+
+    def stacks(self) -> Stacks:
+        """The project's Pulumi stacks for the cluster commands (the experiment commands reach them through their
+        run's backend), offering to install a missing Pulumi CLI."""
+        from tfcli.cli.pulumi import offer_install
+        from tfcli.gke.stacks import Stacks
+
+        return Stacks(self.project, install_prompt=offer_install)
 
     def run(self, *, experiment: str | None = None, sweep: str | None = None) -> Run:
         """``-e NAME`` or ``-s SWEEP`` of this project (exactly one)."""

@@ -1,19 +1,23 @@
 """``tfcli pulumi install``: the Pulumi CLI tfcli drives, installed for tfcli alone (the SDK's version).
 
-Also the question a GKE command asks when no Pulumi CLI is found (:func:`offer_install`, set as
-``tfcli.gke.install_prompt`` by the root command): on a terminal it says what the install does and asks; anywhere
-else it declines, and the error names the command to run instead.
+Also the question a GKE command asks when no Pulumi CLI is found (:func:`offer_install`, handed to the backends by
+:class:`tfcli.cli.context.CliContext`): on a terminal it says what the install does and asks; anywhere else it
+declines, and the error names the command to run instead.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tfcli.cli.console import err, out
 from tfcli.cli.errors import TfcliGroup
+
+if TYPE_CHECKING:
+    from tfcli.gke.pulumi_cli import PulumiMissing
 
 app = typer.Typer(
     cls=TfcliGroup,
@@ -28,16 +32,16 @@ def interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
-def _describe(root: Any) -> None:
-    from tfcli.gke.automation import install_description
+def _describe(root: Path) -> None:
+    from tfcli.gke.pulumi_cli import install_description
 
     for line in install_description(root):
         err().print(line, markup=False, highlight=False)
 
 
-def offer_install(missing: Any) -> bool:
-    """Asked by :func:`tfcli.gke.automation.pulumi_command` when there is no Pulumi CLI: install it now?"""
-    from tfcli.gke.automation import pulumi_version
+def offer_install(missing: PulumiMissing) -> bool:
+    """Asked by :func:`tfcli.gke.pulumi_cli.pulumi_command` when there is no Pulumi CLI: install it now?"""
+    from tfcli.gke.pulumi_cli import pulumi_version
 
     if not interactive():
         return False
@@ -55,7 +59,7 @@ def install(
 ) -> None:
     """Install the Pulumi CLI version tfcli is tested with into ~/.tfcli/pulumi/VERSION ($TFCLI_PULUMI_ROOT)."""
     from tfcli.errors import TfcliError
-    from tfcli.gke.automation import install_pulumi, pulumi_executable, pulumi_root, pulumi_version
+    from tfcli.gke.pulumi_cli import install_pulumi, pulumi_executable, pulumi_root, pulumi_version
 
     root = pulumi_root()
     version = pulumi_version()

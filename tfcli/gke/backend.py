@@ -11,10 +11,11 @@ from pathlib import Path
 from tfcli.errors import TfcliError
 from tfcli.experiments.record import BackendName
 from tfcli.gke import experiments, follow, planning, sweeps
-from tfcli.gke.automation import InstallPrompt, Stacks
 from tfcli.gke.deploy import Deployment, has_results
 from tfcli.gke.events import UpdateObserver
 from tfcli.gke.logs import stream_logs
+from tfcli.gke.pulumi_cli import InstallPrompt
+from tfcli.gke.stacks import Stacks
 from tfcli.gke.sweep_readings import read_downloaded, trial_status, view
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Watcher
@@ -34,7 +35,7 @@ class GkeBackend:
         self.install_prompt = install_prompt
 
     def stacks(self, project: ProjectDir) -> Stacks:
-        return Stacks(project)
+        return Stacks(project, install_prompt=self.install_prompt)
 
     def start(self, run: Run, options: StartOptions) -> Started:
         stacks = self.stacks(run.project)
@@ -178,7 +179,7 @@ class GkeBackend:
 
     def follow(self, started: Started, watcher: Watcher) -> Ended:
         if started.run.kind == "sweep":
-            return follow.follow_sweep(self, started, watcher)
+            return follow.follow_sweep(self, started, watcher, self.stacks(started.run.project))
         return follow.follow_experiment(self, started, watcher)
 
     def plan(self, run: Run, shared_cluster: str | None = None) -> planning.Planned:

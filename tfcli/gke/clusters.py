@@ -12,9 +12,9 @@ from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.store import ExperimentStore, checked_flag
-from tfcli.gke.automation import Stacks, planned_total
 from tfcli.gke.deploy import cluster_lock, require_gcp
 from tfcli.gke.events import UpdateObserver
+from tfcli.gke.stacks import Stacks, planned_total
 from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import (
     CLUSTER_KEY,
@@ -75,7 +75,7 @@ def create_cluster(
     overrides: dict[str, Any],
     *,
     observer: UpdateObserver | None = None,
-    stacks: Stacks | None = None,
+    stacks: Stacks,
 ) -> Created:
     """Resolve the cluster spec (flags override the file; no file: flags alone), write its stack file and
     ``pulumi up`` it."""
@@ -95,7 +95,6 @@ def create_cluster(
             hint="name the cluster differently with -c",
         )
     require_gcp(project)
-    stacks = stacks or Stacks(project)
     with cluster_lock(project, cluster.name):
         existing = StackFile.read(stack_path(project, cluster.name))
         stack_file = cluster_stack(project, cluster)
@@ -128,9 +127,8 @@ def _status(stacks: Stacks, name: str) -> tuple[str, str]:
     return ("failed" if state.last_result == "failed" else "down"), ""
 
 
-def list_clusters(project: ProjectDir, *, stacks: Stacks | None = None) -> list[ClusterInfo]:
+def list_clusters(project: ProjectDir, *, stacks: Stacks) -> list[ClusterInfo]:
     """Every shared cluster of the project, with its shape, status (from its stack) and hourly cost."""
-    stacks = stacks or Stacks(project)
     rows = []
     for name in cluster_names(project):
         stack_file = StackFile.read(stack_path(project, name))
@@ -166,7 +164,7 @@ def delete_clusters(
     names: list[str],
     *,
     observer: UpdateObserver | None = None,
-    stacks: Stacks | None = None,
+    stacks: Stacks,
 ) -> list[str]:
     """Destroy and remove the stacks of these shared clusters; refused while a deployed experiment runs on one."""
     project = store.project
@@ -177,7 +175,6 @@ def delete_clusters(
             raise InvalidInput(
                 f"--cluster: no shared cluster named '{name}' in this project (known: {', '.join(known) or 'none'})"
             )
-    stacks = stacks or Stacks(project)
     in_use = {
         name: users
         for name in names

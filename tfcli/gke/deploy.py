@@ -24,9 +24,9 @@ from tfcli.errors import TfcliError
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, RunFolder
 from tfcli.gke import waiting
-from tfcli.gke.automation import Stacks, StackState, planned_total
 from tfcli.gke.events import UpdateObserver
 from tfcli.gke.results import RemoteResults
+from tfcli.gke.stacks import Stacks, StackState, planned_total
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import LOCATION_KEYS, SUSPEND_KEY, StackFile, stack_path

@@ -24,7 +24,6 @@ from tfcli.experiments.record import RunRecord
 from tfcli.experiments.status import Status, status_from
 from tfcli.experiments.store import ExperimentDir
 from tfcli.gke import states, waiting
-from tfcli.gke.automation import Stacks
 from tfcli.gke.deploy import (
     Deployment,
     StackStart,
@@ -41,6 +40,7 @@ from tfcli.gke.deploy import (
 from tfcli.gke.events import UpdateObserver
 from tfcli.gke.results import RemoteResults, remote_results
 from tfcli.gke.results import download_results as copy_results
+from tfcli.gke.stacks import Stacks
 from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import StackFile, experiment_stack, stack_path
 
@@ -70,11 +70,10 @@ def start(
     restart: bool = False,
     shared_cluster: str | None = None,
     observer: UpdateObserver | None = None,
-    stacks: Stacks | None = None,
+    stacks: Stacks,
 ) -> Deployment:
     """Deploy (or update, or resume) the experiment's stack; returns once ``pulumi up`` is done."""
     require_gcp(project)
-    stacks = stacks or Stacks(project)
     name = experiment.name
     spec = experiment.spec()
     refuse_local_results(experiment, [experiment], restart=restart)
@@ -115,11 +114,10 @@ def pause(
     project: ProjectDir,
     *,
     observer: UpdateObserver | None = None,
-    stacks: Stacks | None = None,
+    stacks: Stacks,
     wait: bool = True,
 ) -> dict[str, Any]:
     """Suspend the Jobs (``tfcli:suspend: true``, ``up``) and wait for the trainer's checkpoint (``result.json``)."""
-    stacks = stacks or Stacks(project)
     state = deployed_state(stacks, experiment)
     remote = remote_results(project, state.outputs)
     if state.outputs.get("suspended"):
@@ -138,18 +136,17 @@ def stop(
     *,
     download: bool = True,
     observer: UpdateObserver | None = None,
-    stacks: Stacks | None = None,
+    stacks: Stacks,
 ) -> Path | None:
     """Checkpoint (if it still trains), download, destroy the stack; returns where the results are (None when not
     downloaded). A stack with nothing in it is only marked stopped."""
-    stacks = stacks or Stacks(project)
     state = stacks.state(experiment.name)
     where: Path | None = None
     if state.deployed and download:
         remote = remote_results(project, state.outputs)
         if remote.result().get("status") not in waiting.FINAL and not state.outputs.get("suspended"):
             pause(experiment, project, observer=observer, stacks=stacks)
-        where = download_results(experiment, project, remote=remote)
+        where = download_results(experiment, project, stacks=stacks, remote=remote)
     elif not state.deployed and has_results(experiment):
         where = experiment.results  # downloaded by an earlier stop
     tear_down(stacks, state, observer=observer)
@@ -158,11 +155,11 @@ def stop(
 
 
 def download_results(
-    experiment: ExperimentDir, project: ProjectDir, *, remote: RemoteResults | None = None, stacks: Stacks | None = None
+    experiment: ExperimentDir, project: ProjectDir, *, stacks: Stacks, remote: RemoteResults | None = None
 ) -> Path:
     """Copy ``gs://<bucket>/<experiment>/`` to ``experiments/<name>/results/`` (only what changed)."""
     if remote is None:
-        state = (stacks or Stacks(project)).state(experiment.name)
+        state = stacks.state(experiment.name)
         if not state.deployed:
             if has_results(experiment) and experiment.run_record().stopped:
                 return experiment.results  # downloaded when it was stopped; the bucket is gone
@@ -175,9 +172,8 @@ def download_results(
     return experiment.results
 
 
-def status(experiment: ExperimentDir, project: ProjectDir, *, stacks: Stacks | None = None) -> Status:
+def status(experiment: ExperimentDir, project: ProjectDir, *, stacks: Stacks) -> Status:
     """The experiment's state from its stack and its bucket."""
-    stacks = stacks or Stacks(project)
     spec = experiment.spec_data()
     state = stacks.state(experiment.name)
     detail = ""

@@ -10,6 +10,7 @@ import time
 
 from tfcli.gke import waiting
 from tfcli.gke.results import RemoteResults, remote_results
+from tfcli.gke.stacks import Stacks
 from tfcli.gke.sweep_readings import SweepView
 from tfcli.gke.sweeps import wait_until
 from tfcli.runs.backend import Backend, Watcher
@@ -66,7 +67,7 @@ def follow_experiment(backend: Backend, started: Started, watcher: Watcher) -> E
     return ended
 
 
-def follow_sweep(backend: Backend, started: Started, watcher: Watcher) -> Ended:
+def follow_sweep(backend: Backend, started: Started, watcher: Watcher, stacks: Stacks) -> Ended:
     run = started.run
     began = time.monotonic()
     try:
@@ -75,6 +76,7 @@ def follow_sweep(backend: Backend, started: Started, watcher: Watcher) -> Ended:
             run.sweep(),
             lambda v: v.status.state in ENDED,
             on_poll=lambda v: watcher.trials(v.status),
+            stacks=stacks,
         )
     except KeyboardInterrupt:
         watcher.say(f"{run.name} keeps running on GKE: `tfcli experiment status -s {run.name}` watches it.")

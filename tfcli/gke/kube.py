@@ -38,7 +38,7 @@ def _kubeconfig(outputs: dict[str, Any], project: ProjectDir) -> dict[str, Any]:
             hint="`tfcli experiment start -e NAME` updates the stack and adds it",
         )
     config: dict[str, Any] = yaml.safe_load(str(text))
-    from tfcli.gke.automation import key_file
+    from tfcli.gke.stacks import key_file
 
     key = key_file(project)
     for user in config.get("users") or []:

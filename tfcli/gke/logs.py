@@ -12,7 +12,7 @@ from typing import Any
 
 from tfcli.errors import TfcliError
 from tfcli.experiments.store import ExperimentDir
-from tfcli.gke.automation import Stacks
+from tfcli.gke.stacks import Stacks
 from tfcli.project import ProjectDir
 
 
@@ -41,7 +41,7 @@ def stream_logs(
     worker: int | None,
     tail: int | None,
     write: Callable[[str], None],
-    stacks: Stacks | None = None,
+    stacks: Stacks,
 ) -> None:
     """Write the pod's log; with ``follow``, keep writing until its container ends."""
     from tfcli.gke.kube import kube_for
@@ -51,7 +51,7 @@ def stream_logs(
     stack = str(sweep or experiment.name)
     if sweep and worker is not None:
         raise TfcliError("--worker is for distributed runs; a sweep's trials on GKE run in one pod each")
-    state = (stacks or Stacks(project)).state(stack)
+    state = stacks.state(stack)
     if not state.deployed:
         raise TfcliError(
             f"experiment '{experiment.name}' is not deployed on GKE, so it has no logs there",

@@ -60,7 +60,7 @@ def storage_client(project: ProjectDir) -> Any:
     """A ``google.cloud.storage.Client`` for the project's credentials."""
     from google.cloud import storage
 
-    from tfcli.gke.automation import key_file
+    from tfcli.gke.stacks import key_file
 
     gcp_project = project.settings.gcp_project
     if os.environ.get("STORAGE_EMULATOR_HOST"):

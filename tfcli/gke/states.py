@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tfcli.experiments.record import RunRecord
-from tfcli.gke.automation import StackState
+from tfcli.gke.stacks import StackState
 from tfcli.gke.waiting import FINAL
 
 

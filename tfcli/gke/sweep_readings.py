@@ -19,8 +19,8 @@ from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.status import Status, status_from
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.gke import states
-from tfcli.gke.automation import Stacks, StackState
 from tfcli.gke.results import RemoteResults, remote_results
+from tfcli.gke.stacks import Stacks, StackState
 from tfcli.gke.waiting import FINAL
 from tfcli.spec.sweep import Trial
 from tfcli.sweeps.aggregate import Run, run_of
@@ -116,9 +116,8 @@ class SweepView:
         return next(reading for reading in self.readings if reading.trial.name == trial.name).run()
 
 
-def view(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks | None = None) -> SweepView:
+def view(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks) -> SweepView:
     """The sweep's state from its stack and its bucket (never a stale local file while it is deployed)."""
-    stacks = stacks or Stacks(store.project)
     trials = sweep.trials()
     state = stacks.state(sweep.name)
     if state.deployed:
@@ -165,13 +164,13 @@ def _with_pods(
     ]
 
 
-def trial_status(store: ExperimentStore, experiment: ExperimentDir, *, stacks: Stacks | None = None) -> Status:
+def trial_status(store: ExperimentStore, experiment: ExperimentDir, *, stacks: Stacks) -> Status:
     """``status -e <sweep>-k`` of a trial of a GKE sweep: read from the sweep's bucket (its download once stopped)."""
     from tfcli.sweeps.store import get_sweep
 
     sweep = get_sweep(store, str(experiment.run_record().sweep))
     trial = next(trial for trial in sweep.trials() if trial.name == experiment.name)
-    state = (stacks or Stacks(store.project)).state(sweep.name)
+    state = stacks.state(sweep.name)
     if state.deployed:
         (reading,) = read_deployed(store.project, state.outputs, [trial])
     else:

@@ -24,7 +24,6 @@ from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, ExperimentStore, RunFolder
 from tfcli.gke import waiting
-from tfcli.gke.automation import Stacks
 from tfcli.gke.deploy import (
     Deployment,
     StackStart,
@@ -41,6 +40,7 @@ from tfcli.gke.deploy import (
 from tfcli.gke.events import UpdateObserver
 from tfcli.gke.results import download_results as copy_results
 from tfcli.gke.results import remote_results
+from tfcli.gke.stacks import Stacks
 from tfcli.gke.sweep_readings import SweepView, read_deployed, trial_remote, view
 from tfcli.stackfiles.files import cluster_spec
 from tfcli.stackfiles.sweep import deploy_stack
@@ -56,7 +56,7 @@ def start(
     restart: bool = False,
     shared_cluster: str | None = None,
     observer: UpdateObserver | None = None,
-    stacks: Stacks | None = None,
+    stacks: Stacks,
 ) -> Deployment:
     """Deploy (or update, or resume) the sweep's stack; returns once ``pulumi up`` is done."""
     from infra.sweep_config import sweep_settings_from_config
@@ -65,7 +65,6 @@ def start(
     require_gcp(project)
     if parallel is not None and parallel < 1:
         raise InvalidInput(f"--parallel: at least 1, got {parallel}")
-    stacks = stacks or Stacks(project)
     name = sweep.name
     trials = [experiment for _, experiment in trial_dirs(store, sweep)]
     refuse_local_results(sweep, trials, restart=restart)
@@ -96,10 +95,9 @@ def wait_until(
     done: Callable[[SweepView], bool],
     *,
     on_poll: Callable[[SweepView], None] | None = None,
-    stacks: Stacks | None = None,
+    stacks: Stacks,
 ) -> SweepView:
     """Poll the stack and the bucket (every :data:`tfcli.gke.waiting.POLL_SECONDS`) until ``done``."""
-    stacks = stacks or Stacks(store.project)
     while True:
         current = view(store, sweep, stacks=stacks)
         if on_poll is not None:
@@ -114,12 +112,11 @@ def pause(
     sweep: SweepDir,
     *,
     observer: UpdateObserver | None = None,
-    stacks: Stacks | None = None,
+    stacks: Stacks,
     wait: bool = True,
 ) -> SweepStatus:
     """Suspend the Job (``tfcli:suspend: true``, ``up``) and wait (up to ``PAUSE_TIMEOUT`` in all) for each running
     trial's checkpoint: a *new* ``result.json`` (another generation than before the update)."""
-    stacks = stacks or Stacks(store.project)
     state = deployed_state(stacks, sweep)
     if not state.outputs.get("suspended"):
         base = remote_results(store.project, state.outputs)
@@ -129,10 +126,9 @@ def pause(
     return view(store, sweep, stacks=stacks).status
 
 
-def download(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks | None = None) -> list[Path]:
+def download(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks) -> list[Path]:
     """Copy every trial's ``gs://<bucket>/<sweep>/<trial>/`` to ``experiments/<trial>/results/`` (only what
     changed); once stopped, the earlier downloads are what there is."""
-    stacks = stacks or Stacks(store.project)
     state = stacks.state(sweep.name)
     trials = [experiment for _, experiment in trial_dirs(store, sweep)]
     if not state.deployed:
@@ -157,10 +153,9 @@ def stop(
     *,
     download_results: bool = True,
     observer: UpdateObserver | None = None,
-    stacks: Stacks | None = None,
+    stacks: Stacks,
 ) -> SweepStatus:
     """Checkpoint (pause, if it still trains), download every trial, destroy the stack; mark everything stopped."""
-    stacks = stacks or Stacks(store.project)
     state = stacks.state(sweep.name)
     if state.deployed and download_results:
         current = view(store, sweep, stacks=stacks).status.state
