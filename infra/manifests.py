@@ -5,7 +5,7 @@ Both the stack program (``workloads.py`` declares one Pulumi resource per object
 difference is the transport token: ``render`` writes a token it generates (or the one given), the program a secret
 Pulumi output.
 
-What runs (DESIGN.md §3, "On GKE"):
+What runs (docs/design.md §11):
 
 - single and multi-threaded: one Job, ``learner``: ``python -m trainer run --spec ... --output /results/<name>``.
 - distributed: the ``learner`` Job (with ``--workers``) + an indexed Job ``env-workers`` (``completionMode:
@@ -50,7 +50,7 @@ from tfcli.spec import Experiment, to_yaml
 
 RUN_AS_USER = 1000
 GRACE_SECONDS = 120
-EXIT_PAUSED = 143  # 128 + SIGTERM: the trainer checkpointed and exited (DESIGN.md §3)
+EXIT_PAUSED = 143  # 128 + SIGTERM: the trainer checkpointed and exited (docs/design.md §7)
 EXIT_INVALID = 2  # the spec or a flag is invalid
 EXIT_COST_LIMIT = 3  # the trainer paused itself at max_cost: the Job ends (a 143 would start it again)
 HOURLY_PRICE_ENV = "TFCLI_HOURLY_PRICE"  # the run's $/hour, for the trainer's max_cost (infra/run_price.py)

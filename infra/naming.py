@@ -20,7 +20,7 @@ TOKEN_SECRET = "transport-token"
 TOKEN_KEY = "token"
 RUNNER_SERVICE_ACCOUNT = "trainer"
 
-# Where the containers find things (DESIGN.md §3).
+# Where the containers find things (docs/design.md §11).
 SPEC_DIR = "/etc/tfcli"
 SPEC_FILE = "experiment.yaml"
 RESULTS_DIR = "/results"

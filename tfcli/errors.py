@@ -1,7 +1,7 @@
 """The one exception type of the project.
 
 Library code raises :class:`TfcliError` (or its :class:`InvalidInput` flavour for user mistakes); only the CLI edge
-turns it into a message and an exit code (DESIGN.md §5.4). Exit codes: 1 the operation failed, 2 the input was
+turns it into a message and an exit code (docs/design.md §7.1). Exit codes: 1 the operation failed, 2 the input was
 invalid.
 """
 

@@ -1,6 +1,6 @@
 """The trainer's typed input: the validated experiment plus what the command line adds.
 
-``run(config)`` is a plain function of this object (DESIGN.md §5.6); the command line only builds it.
+``run(config)`` is a plain function of this object (docs/design.md §13.6); the command line only builds it.
 """
 
 from __future__ import annotations

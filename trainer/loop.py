@@ -1,7 +1,7 @@
 """The training loop: reset, batched act, step, batched observe — until the budget is spent or a stop is asked.
 
 It owns only the interaction. Everything else (checkpoints, summaries, progress lines, the progress bar) is a
-hook the loop calls after each step and each finished episode (DESIGN.md §5.6). ``Runner.run`` is not used: it
+hook the loop calls after each step and each finished episode (docs/design.md §13.6). ``Runner.run`` is not used: it
 cannot keep a budget exactly across parallel environments, pause on a signal, or survive a lost environment.
 
 Episodes the timestep budget cuts short are ended on the agent's side with terminal 2 at their last step, as

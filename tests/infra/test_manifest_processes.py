@@ -1,7 +1,7 @@
 """The manifests start a working trainer: the containers' command lines, exactly as rendered, run as local processes
 (the pods' DNS names mapped to loopback) and train a tiny distributed experiment to completion.
 
-No Kubernetes API server or Docker here (DESIGN.md §4), so this stands in for the cluster, doing only what the
+No Kubernetes API server or Docker here (docs/design.md §12), so this stands in for the cluster, doing only what the
 cluster would do and changing only what cannot be the same on one machine — each substitution is explicit below:
 
 - mounts: each container's ``volumeMounts`` become folders under ``tmp_path`` (the ConfigMap's items are written
@@ -32,7 +32,7 @@ from infra_testkit import LIBRARY, PROJECT, ZONE
 from infra.manifests import context_for, render
 from tfcli.spec import Experiment, load_experiment
 
-ENTRYPOINT = [sys.executable, "-m", "trainer"]  # the image's ENTRYPOINT (DESIGN.md §3, "Trainer")
+ENTRYPOINT = [sys.executable, "-m", "trainer"]  # the image's ENTRYPOINT (docs/design.md §6.1)
 BUDGET = 300
 # A tiny distributed experiment (CartPole, a PPO small to trace that updates after every 2 episodes).
 TINY = {

@@ -1,1 +1,1 @@
-"""The ``tfcli`` command line. Modules here import only typer and rich at start-up (DESIGN.md §5.8)."""
+"""The ``tfcli`` command line. Modules here import only typer and rich at start-up (docs/design.md §13.9)."""

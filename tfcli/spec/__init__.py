@@ -1,4 +1,4 @@
-"""Typed, validated experiment and cluster specs: the only code that reads spec dicts (DESIGN.md §2).
+"""Typed, validated experiment and cluster specs: the only code that reads spec dicts (docs/design.md §4).
 
 Names are exported lazily (PEP 562): importing a light submodule such as ``tfcli.spec.library`` must not build
 every pydantic model, or ``tfcli experiment list`` would pay for validation it does not do.

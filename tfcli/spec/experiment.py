@@ -17,7 +17,7 @@ RUN_MODES: tuple[str, ...] = ("single", "multi-threaded", "distributed")
 # The fields whose value may be a name (looked up in the config library), a path, or an inline mapping.
 REFERENCE_FIELDS = {"environment": "environments", "agent": "agents", "network": "networks", "cluster": "clusters"}
 
-# Defaults that depend on the run mode (the original client's, except summaries, see README "Defaults").
+# Defaults that depend on the run mode (the original client's, except summaries: docs/reference.md, "Defaults changed").
 _SAVER_DEFAULT = {"distributed": "600s", "other": "100e"}
 _SUMMARY_DEFAULT = {"distributed": "120s", "other": "10s"}
 

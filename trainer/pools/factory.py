@@ -1,4 +1,4 @@
-"""Choose and build the pool a run mode needs (DESIGN.md §3, run modes).
+"""Choose and build the pool a run mode needs (docs/design.md §5).
 
 - ``single``: an in-process pool of one environment.
 - ``multi-threaded``: ``num_workers`` environments, in-process or one subprocess each (``--environments``).

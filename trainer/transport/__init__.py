@@ -1,4 +1,4 @@
-"""The learner <-> env-worker transport (DESIGN.md §3, distributed run mode).
+"""The learner <-> env-worker transport (docs/design.md §8).
 
 TensorForce's own socket transport fails on messages of 4096 bytes or more and never reconnects, so the trainer
 has its own: length-prefixed frames up to a configurable size (64 MiB by default), msgpack with numpy arrays as
