@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import subprocess
 
 RunStatus = Status | SweepStatus
-PAUSED_EXIT = 143  # the trainer's and the queue's exit code when paused (docs/design.md)
+PAUSED_EXIT = 143  # the trainer's and the queue's exit code when paused (docs/design.md §7)
 
 
 @dataclass(frozen=True)
