@@ -143,7 +143,7 @@ def download_summary(run: Run, paths: list[Path]) -> list[str]:
 
 def exit_code(status: str | None, process_code: int, *, interrupted: bool = False) -> int:
     """The CLI's exit code for a followed experiment: 0 completed (or paused by the user's own ``pause``), 130
-    paused by Ctrl-C, 2 an invalid spec, 1 any other failure (docs/design.md §6)."""
+    paused by Ctrl-C, 2 an invalid spec, 1 any other failure (docs/design.md §7.1)."""
     if process_code == 0 and status == "completed":
         return 0
     if process_code == PAUSED_EXIT or status == "paused":
