@@ -14,7 +14,7 @@ def delete(
     cluster: Annotated[list[str] | None, typer.Option("--cluster", "-c", help="Cluster name (repeatable).")] = None,
     all_: Annotated[bool, typer.Option("--all", "-A", help="Every shared cluster of the project.")] = False,
 ) -> None:
-    """Destroy shared clusters and remove their stacks; refused while an experiment runs on one."""
+    """Destroy shared clusters and remove their stacks; refused while an experiment or a sweep runs on one."""
     from tfcli.cli.stack_progress import RichUpdateObserver
     from tfcli.errors import InvalidInput
     from tfcli.gke.clusters import delete_clusters
