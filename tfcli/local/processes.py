@@ -107,4 +107,6 @@ class RecordedProcess:
                 os.killpg(pid, signal.SIGKILL)
 
     def mark_stopped(self) -> None:
-        self.folder.write_run_record(self.folder.run_record().but(pause_requested=False, stopped=True))
+        self.folder.write_run_record(
+            self.folder.run_record().but(pause_requested=False, stopped=True, stopped_at=now())
+        )
