@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ import yaml
 
 from infra import naming
 from infra.image import default_image
-from infra.shapes import Shape, machine_shape
+from infra.sizing import GPU_RESOURCE, WORKER_RESOURCES, learner_gpus, learner_resources
 from tfcli.errors import InvalidInput
 from tfcli.spec import Experiment, to_yaml
 
@@ -55,7 +54,7 @@ EXIT_INVALID = 2  # the spec or a flag is invalid
 EXIT_COST_LIMIT = 3  # the trainer paused itself at max_cost: the Job ends (a 143 would start it again)
 HOURLY_PRICE_ENV = "TFCLI_HOURLY_PRICE"  # the run's $/hour, for the trainer's max_cost (infra/run_price.py)
 GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
-GPU_RESOURCE = "nvidia.com/gpu"
+
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 SKIP_AWAIT = "pulumi.com/skipAwait"  # pulumi-kubernetes otherwise waits for a Job to *complete* (hours)
 # A digest of the spec on each pod template: editing the spec replaces the Jobs (pod templates are immutable), and
@@ -67,10 +66,8 @@ SPEC_DIGEST = "tfcli/spec-sha256"
 JOB_ROLE = "tfcli/job"
 JOB_DIGEST_LENGTH = 8
 
-# The shape the learner is sized for when the experiment names no cluster (a shared cluster's pool).
-_FALLBACK_SHAPE = Shape("e2", 4, 16)
-# Requests and limits of the GCS FUSE sidecar GKE injects (it writes checkpoints; staging needs local disk).
-FUSE_SIDECAR_REQUESTS = (250, 256)  # (millicores, MiB): the sidecar's requests below, counted against the node
+# The GCS FUSE sidecar GKE injects (it writes checkpoints; staging needs local disk): its requests are counted in
+# infra.sizing.FUSE_SIDECAR_REQUESTS.
 _FUSE_SIDECAR = {
     "gke-gcsfuse/cpu-request": "250m",
     "gke-gcsfuse/cpu-limit": "1",
@@ -116,12 +113,6 @@ def context_for(
     )
 
 
-def learner_gpus(experiment: Experiment) -> int:
-    """GPUs the learner asks for: one when its cluster has GPUs (TensorForce 0.6 trains one model on one GPU)."""
-    cluster = experiment.cluster
-    return 1 if cluster is not None and (cluster.gpus_per_node or 0) > 0 else 0
-
-
 def _labels(experiment: Experiment, component: str | None = None) -> dict[str, str]:
     labels = {"app.kubernetes.io/name": "tfcli", "app.kubernetes.io/instance": experiment.name}
     if component:
@@ -131,111 +122,6 @@ def _labels(experiment: Experiment, component: str | None = None) -> dict[str, s
 
 def _meta(name: str, ctx: ManifestContext, labels: Mapping[str, str], **extra: Any) -> dict[str, Any]:
     return {"name": name, "namespace": ctx.namespace, "labels": dict(labels), **extra}
-
-
-def _cpu(cores: float) -> str:
-    return f"{round(cores * 1000)}m"
-
-
-def _memory(gib: float) -> str:
-    return f"{math.floor(gib * 1024)}Mi"
-
-
-# What GKE keeps of a Standard node for the OS, the kubelet and the container runtime (the rest is the node's
-# *allocatable*), https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes: CPU 6 % of the first
-# core, 1 % of the second, 0.5 % of the next two, 0.25 % of the rest; memory 25 % of the first 4 GiB, 20 % of the
-# next 4, 10 % of the next 8, 6 % of the next 112, 2 % of the rest (255 MiB on machines under 1 GiB), plus the
-# kubelet's 100 MiB hard-eviction threshold.
-_CPU_RESERVED = ((1.0, 0.06), (1.0, 0.01), (2.0, 0.005), (math.inf, 0.0025))  # (cores, fraction)
-_MEMORY_RESERVED = ((4.0, 0.25), (4.0, 0.20), (8.0, 0.10), (112.0, 0.06), (math.inf, 0.02))  # (GiB, fraction)
-EVICTION_THRESHOLD_MIB = 100
-# Margins for GKE's own pods, (millicores, MiB). DaemonSets run on every node: kube-proxy, fluentbit-gke,
-# gke-metrics-agent, the PD and GCS FUSE CSI node plugins, netd (and the NVIDIA device plugin on GPU nodes).
-# kube-system Deployments (kube-dns and its autoscaler, konnectivity-agent, metrics-server, event-exporter, the
-# default HTTP backend) may land on any node without a taint.
-DAEMONSETS = (400, 640)
-SYSTEM_DEPLOYMENTS = (500, 640)
-
-
-def _tiered(amount: float, tiers: tuple[tuple[float, float], ...]) -> float:
-    reserved, left = 0.0, amount
-    for size, fraction in tiers:
-        reserved += min(left, size) * fraction
-        left -= min(left, size)
-        if left <= 0:
-            break
-    return reserved
-
-
-def node_allocatable(shape: Shape) -> tuple[int, int]:
-    """(millicores, MiB) a node of this shape offers pods: its capacity less GKE's reservations."""
-    cpu = shape.vcpus * 1000 - _tiered(shape.vcpus, _CPU_RESERVED) * 1000
-    memory_mib = shape.memory_gib * 1024
-    reserved = 255.0 if shape.memory_gib < 1 else _tiered(shape.memory_gib, _MEMORY_RESERVED) * 1024
-    return math.floor(cpu), math.floor(memory_mib - reserved - EVICTION_THRESHOLD_MIB)
-
-
-def room_for_workloads(shape: Shape, *, tainted: bool) -> tuple[int, int]:
-    """(millicores, MiB) of a node left to our pods: allocatable less the DaemonSets and — on a node without a taint,
-    where they may land — kube-system's Deployments."""
-    cpu, memory = node_allocatable(shape)
-    cpu, memory = cpu - DAEMONSETS[0], memory - DAEMONSETS[1]
-    if not tainted:
-        cpu, memory = cpu - SYSTEM_DEPLOYMENTS[0], memory - SYSTEM_DEPLOYMENTS[1]
-    return cpu, memory
-
-
-def pods_per_node(shape: Shape, requests: Mapping[str, str], *, tainted: bool = False) -> int:
-    """How many pods with these requests (``{"cpu": "1000m", "memory": "1024Mi"}``) fit on one node."""
-    cpu, memory = room_for_workloads(shape, tainted=tainted)
-    return max(0, min(cpu // _millicores(requests["cpu"]), memory // _mebibytes(requests["memory"])))
-
-
-def _millicores(quantity: str) -> int:
-    return int(quantity[:-1]) if quantity.endswith("m") else round(float(quantity) * 1000)
-
-
-def _mebibytes(quantity: str) -> int:
-    units = {"Mi": 1, "Gi": 1024, "Ki": 1 / 1024}
-    for unit, factor in units.items():
-        if quantity.endswith(unit):
-            return math.ceil(float(quantity[: -len(unit)]) * factor)
-    return math.ceil(int(quantity) / 2**20)
-
-
-def learner_shape(experiment: Experiment) -> Shape:
-    """The node shape the learner is sized for: its cluster's machine type (on a shared cluster, give the experiment
-    that cluster's spec), else a 4-vCPU one."""
-    cluster = experiment.cluster
-    return (machine_shape(cluster.machine_type) if cluster and cluster.machine_type else None) or _FALLBACK_SHAPE
-
-
-def learner_resources(experiment: Experiment) -> dict[str, dict[str, str]]:
-    """Requests and limits of the learner, sized from its node shape and the environments it steps itself.
-
-    Requests: a core for the agent plus one per environment it steps itself (at least one; a distributed learner
-    counts one for its transport), and 2 GiB plus 0.5 GiB per such environment — capped by the room its node leaves:
-    the node's allocatable (GKE's reservations) less margins for GKE's DaemonSets, for kube-system's Deployments on a
-    node without the GPU taint, and the requests of the GCS FUSE sidecar injected into the pod. Limits: that room
-    (Burstable, so it may use the node).
-    """
-    local_envs = 0 if experiment.run_mode == "distributed" else experiment.num_environments
-    room_cpu, room_memory = room_for_workloads(learner_shape(experiment), tainted=learner_gpus(experiment) > 0)
-    usable_cpu = max(0.5, (room_cpu - FUSE_SIDECAR_REQUESTS[0]) / 1000)
-    usable_memory = max(1.0, (room_memory - FUSE_SIDECAR_REQUESTS[1]) / 1024)
-    cpu = min(1 + max(local_envs, 1), usable_cpu)
-    memory = min(2 + 0.5 * max(local_envs, 1), usable_memory)
-    resources = {
-        "requests": {"cpu": _cpu(math.floor(cpu * 1000) / 1000), "memory": _memory(memory)},
-        "limits": {"cpu": _cpu(math.floor(usable_cpu * 1000) / 1000), "memory": _memory(usable_memory)},
-    }
-    if gpus := learner_gpus(experiment):
-        resources["requests"][GPU_RESOURCE] = str(gpus)
-        resources["limits"][GPU_RESOURCE] = str(gpus)
-    return resources
-
-
-WORKER_RESOURCES = {"requests": {"cpu": "1000m", "memory": "1024Mi"}, "limits": {"cpu": "1000m", "memory": "2048Mi"}}
 
 
 def _pod_security() -> dict[str, Any]:
@@ -324,7 +210,7 @@ def _job_digest(job: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:JOB_DIGEST_LENGTH]
 
 
-def _named(job: dict[str, Any], role: str) -> dict[str, Any]:
+def named_job(job: dict[str, Any], role: str) -> dict[str, Any]:
     job["metadata"]["name"] = f"{role}-{_job_digest(job)}"
     job["metadata"]["annotations"][JOB_ROLE] = role
     return job
@@ -340,7 +226,7 @@ def worker_addresses(workers_job: str, num_workers: int) -> list[str]:
     return [f"{workers_job}-{index}.{naming.WORKERS_SERVICE}:{naming.WORKER_PORT}" for index in range(num_workers)]
 
 
-def _learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str | None) -> dict[str, Any]:
+def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str | None) -> dict[str, Any]:
     distributed = experiment.run_mode == "distributed"
     args = ["run", *_SPEC_ARGS, "--output", naming.results_path(experiment.name)]
     if distributed:
@@ -415,7 +301,7 @@ def _learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str 
             },
         },
     }
-    return _named(job, naming.LEARNER_JOB)
+    return named_job(job, naming.LEARNER_JOB)
 
 
 def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]:
@@ -462,7 +348,7 @@ def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]
             },
         },
     }
-    return _named(job, naming.WORKERS_JOB)
+    return named_job(job, naming.WORKERS_JOB)
 
 
 def build_manifests(experiment: Experiment, ctx: ManifestContext, *, token: object) -> list[dict[str, Any]]:
@@ -517,7 +403,7 @@ def build_manifests(experiment: Experiment, ctx: ManifestContext, *, token: obje
             },
             workers,
         ]
-    objects.append(_learner_job(experiment, ctx, workers_job))
+    objects.append(learner_job(experiment, ctx, workers_job))
     return objects
 
 

@@ -12,26 +12,10 @@ import pulumi_gcp as gcp
 
 from infra import naming
 from infra.cluster import CLOUD_PLATFORM_SCOPE, TIMEOUTS
+from infra.sizing import PoolShape
 
 # "DEFAULT": the driver version GKE tests with the node's GKE version (COS); GKE installs it, no DaemonSet needed.
 GPU_DRIVER_VERSION = "DEFAULT"
-
-
-@dataclass(frozen=True)
-class PoolShape:
-    """One pool: the total node counts (initial, min, max) are over all its zones."""
-
-    machine_type: str
-    disk_size_gb: int = 100
-    spot: bool = False
-    gpus_per_node: int = 0
-    gpu_type: str | None = None
-    nodes: int = 1
-    min_nodes: int = 0
-    max_nodes: int = 1
-
-
-CPU_POOL_MACHINE = "e2-standard-4"
 
 
 @dataclass(frozen=True)
@@ -41,7 +25,7 @@ class NodePoolsArgs:
     location: str
     service_account: pulumi.Input[str]
     learner: PoolShape
-    cpu: PoolShape = PoolShape(CPU_POOL_MACHINE, disk_size_gb=50, nodes=1, min_nodes=1, max_nodes=3)
+    cpu: PoolShape
     labels: dict[str, str] = field(default_factory=dict)
     # Resources the nodes need before they start (the node account's roles, so the first image pull works).
     after: Sequence[pulumi.Resource] = ()

@@ -15,7 +15,7 @@ from infra import prices
 from tfcli.spec import Experiment
 
 if TYPE_CHECKING:
-    from infra.node_pools import PoolShape
+    from infra.sizing import PoolShape
 
 
 def _group(pool: str, shape: PoolShape, nodes: int) -> prices.NodeGroup:
@@ -34,8 +34,8 @@ def _group(pool: str, shape: PoolShape, nodes: int) -> prices.NodeGroup:
 
 def run_estimate(experiment: Experiment, *, shared_cluster: bool) -> prices.CostEstimate | None:
     """What the run costs per hour; None when it names no cluster (a shared one whose shape it does not know).
-    Imports the program's pool shapes (and with them Pulumi): only stacks with ``max_cost`` pay for that."""
-    from infra.program import cpu_pool, learner_pool, workers_per_cpu_node
+    Imports the pool shapes (and with them Pulumi): only stacks with ``max_cost`` pay for that."""
+    from infra.sizing import cpu_pool, learner_pool, workers_per_cpu_node
 
     if experiment.cluster is None:
         return None

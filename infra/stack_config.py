@@ -96,17 +96,17 @@ def sweep_stack_requested() -> bool:
     return pulumi.Config(NAMESPACE).get("sweep") is not None
 
 
-def _where(stack: str, key: str) -> str:
+def config_where(stack: str, key: str) -> str:
     return f"Pulumi.{stack}.yaml: {key}"
 
 
-def _mapping(stack: str, key: str, value: Any) -> Any:
+def config_mapping(stack: str, key: str, value: Any) -> Any:
     """An object value: a mapping from a YAML file, or the JSON text Pulumi hands over."""
     if isinstance(value, str):
         try:
             return json.loads(value)
         except json.JSONDecodeError as error:
-            raise InvalidInput(f"{_where(stack, key)}: not a mapping ({error})") from None
+            raise InvalidInput(f"{config_where(stack, key)}: not a mapping ({error})") from None
     return value
 
 
@@ -115,15 +115,15 @@ def _bool(stack: str, key: str, value: Any) -> bool:
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    raise InvalidInput(f"{_where(stack, key)}: expected true or false, got {value!r}")
+    raise InvalidInput(f"{config_where(stack, key)}: expected true or false, got {value!r}")
 
 
-def _int(stack: str, key: str, value: Any) -> int | None:
+def config_int(stack: str, key: str, value: Any) -> int | None:
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
-    raise InvalidInput(f"{_where(stack, key)}: expected a whole number, got {value!r}")
+    raise InvalidInput(f"{config_where(stack, key)}: expected a whole number, got {value!r}")
 
 
 def _text(value: Any) -> str | None:
@@ -138,8 +138,8 @@ def settings_from_config(
     experiment_key, cluster_key = f"{NAMESPACE}:{EXPERIMENT}", f"{NAMESPACE}:{CLUSTER}"
     shared_key, location_key = f"{NAMESPACE}:{SHARED_CLUSTER_STACK}", f"{NAMESPACE}:{LOCATION}"
     retention_key = f"{NAMESPACE}:{RETENTION_DAYS}"
-    experiment_data = _mapping(stack, experiment_key, config.get(experiment_key))
-    cluster_data = _mapping(stack, cluster_key, config.get(cluster_key))
+    experiment_data = config_mapping(stack, experiment_key, config.get(experiment_key))
+    cluster_data = config_mapping(stack, cluster_key, config.get(cluster_key))
     if (experiment_data is None) == (cluster_data is None):
         raise InvalidInput(
             f"Pulumi.{stack}.yaml: set exactly one of {experiment_key} (an experiment stack) and "
@@ -151,29 +151,32 @@ def settings_from_config(
     experiment = cluster = None
     if experiment_data is not None:
         experiment = resolve_experiment(
-            experiment_data, shown=_where(stack, experiment_key), base=Path.cwd(), library=ConfigLibrary.for_project()
+            experiment_data,
+            shown=config_where(stack, experiment_key),
+            base=Path.cwd(),
+            library=ConfigLibrary.for_project(),
         )
     else:
-        cluster = resolve_cluster(cluster_data, shown=_where(stack, cluster_key))
+        cluster = resolve_cluster(cluster_data, shown=config_where(stack, cluster_key))
     shared = _text(config.get(shared_key))
     if shared and cluster is not None:
-        raise InvalidInput(f"{_where(stack, shared_key)}: only an experiment stack runs on a shared cluster")
+        raise InvalidInput(f"{config_where(stack, shared_key)}: only an experiment stack runs on a shared cluster")
     if experiment is not None and experiment.cluster is None and not shared:
         raise InvalidInput(
-            f"{_where(stack, experiment_key)}: cluster: the experiment names no cluster; give it one or set "
+            f"{config_where(stack, experiment_key)}: cluster: the experiment names no cluster; give it one or set "
             f"{shared_key} to a shared cluster stack"
         )
     spec_cluster = cluster if cluster is not None else experiment.cluster if experiment is not None else None
     candidates = [
         (
             spec_cluster.location if spec_cluster else None,
-            f"{_where(stack, experiment_key)}: cluster.location"
+            f"{config_where(stack, experiment_key)}: cluster.location"
             if experiment
-            else f"{_where(stack, cluster_key)}: location",
+            else f"{config_where(stack, cluster_key)}: location",
         ),
-        (_text(config.get(location_key)), _where(stack, location_key)),
-        (_text(config.get("gcp:zone")), _where(stack, "gcp:zone")),
-        (_text(config.get("gcp:region")), _where(stack, "gcp:region")),
+        (_text(config.get(location_key)), config_where(stack, location_key)),
+        (_text(config.get("gcp:zone")), config_where(stack, "gcp:zone")),
+        (_text(config.get("gcp:region")), config_where(stack, "gcp:region")),
     ]
     location, source = next(((value, key) for value, key in candidates if value), (None, ""))
     if location is None:
@@ -184,10 +187,10 @@ def settings_from_config(
         region_of(location)
     except ValueError as error:
         raise InvalidInput(f"{source}: {error}") from None
-    retention = _int(stack, retention_key, config.get(retention_key))
+    retention = config_int(stack, retention_key, config.get(retention_key))
     if retention is not None and retention < 0:
         raise InvalidInput(
-            f"{_where(stack, retention_key)}: must be 0 (keep results) or a number of days, got {retention}"
+            f"{config_where(stack, retention_key)}: must be 0 (keep results) or a number of days, got {retention}"
         )
     return StackSettings(
         stack=stack,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.stack_config import NAMESPACE, StackSettings, _int, _mapping, _where, settings_from_config
+from infra.stack_config import NAMESPACE, StackSettings, config_int, config_mapping, config_where, settings_from_config
 from tfcli.errors import InvalidInput
 from tfcli.spec import ConfigLibrary, Experiment
 
@@ -38,15 +38,15 @@ def is_sweep_config(config: Mapping[str, Any]) -> bool:
 
 def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transport_token: Any = None) -> SweepSettings:
     """Validate a sweep stack's config; every mistake is an :class:`InvalidInput` naming the stack file and key."""
-    from infra.sweep_manifests import default_parallelism
+    from infra.sizing import default_parallelism
     from tfcli.spec.sweep import expand, read_sweep_file, validate_trials
 
-    where = _where(stack, SWEEP_KEY)
+    where = config_where(stack, SWEEP_KEY)
     if config.get(f"{NAMESPACE}:experiment") is not None or config.get(f"{NAMESPACE}:cluster") is not None:
         raise InvalidInput(
             f"Pulumi.{stack}.yaml: a sweep stack sets {SWEEP_KEY} only, not tfcli:experiment or tfcli:cluster"
         )
-    sweep = read_sweep_file(_mapping(stack, SWEEP_KEY, config.get(SWEEP_KEY)), where)
+    sweep = read_sweep_file(config_mapping(stack, SWEEP_KEY, config.get(SWEEP_KEY)), where)
     if not isinstance(sweep.base, dict):
         raise InvalidInput(f"{where}: base: expected the resolved experiment spec (a mapping), as tfcli writes it")
     if sweep.name != stack:
@@ -63,9 +63,9 @@ def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transpo
         stack=stack,
         transport_token=transport_token,
     )
-    parallelism = _int(stack, PARALLELISM_KEY, config.get(PARALLELISM_KEY))
+    parallelism = config_int(stack, PARALLELISM_KEY, config.get(PARALLELISM_KEY))
     if parallelism is not None and parallelism < 1:
-        raise InvalidInput(f"{_where(stack, PARALLELISM_KEY)}: at least 1, got {parallelism}")
+        raise InvalidInput(f"{config_where(stack, PARALLELISM_KEY)}: at least 1, got {parallelism}")
     return SweepSettings(settings, sweep.name, trials, parallelism or default_parallelism(trials))
 
 

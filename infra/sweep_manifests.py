@@ -20,16 +20,8 @@ from typing import Any
 import yaml
 
 from infra import naming
-from infra.manifests import (
-    SPEC_DIGEST,
-    ManifestContext,
-    _learner_job,
-    _named,
-    learner_gpus,
-    learner_resources,
-    learner_shape,
-    pods_per_node,
-)
+from infra.manifests import SPEC_DIGEST, ManifestContext, learner_job, named_job
+from infra.sizing import widest
 from tfcli.spec import Experiment, to_yaml
 
 TRIALS_CONFIG_MAP = "sweep-trials"
@@ -48,23 +40,6 @@ def trial_results(sweep: str, index: int | str) -> str:
     return f"{naming.RESULTS_DIR}/{sweep}/{sweep}-{index}"
 
 
-def widest(trials: list[Experiment]) -> Experiment:
-    """The trial whose learner needs the most (pods share one template)."""
-    return max(trials, key=lambda trial: (learner_gpus(trial), trial.num_environments))
-
-
-def default_parallelism(trials: list[Experiment]) -> int:
-    """Trials at a time when the sweep names none: what the learner pool holds at its largest, at most all trials."""
-    trial = widest(trials)
-    cluster = trial.cluster
-    nodes = (cluster.max_nodes or cluster.num_nodes) if cluster is not None else 1
-    if learner_gpus(trial):
-        per_node = (cluster.gpus_per_node or 1) if cluster is not None else 1
-    else:
-        per_node = max(1, pods_per_node(learner_shape(trial), learner_resources(trial)["requests"]))
-    return max(1, min(len(trials), nodes * per_node))
-
-
 def trials_data(trials: list[Experiment]) -> dict[str, str]:
     return {trial_file(index): to_yaml(trial) for index, trial in enumerate(trials)}
 
@@ -76,7 +51,7 @@ def build_sweep_manifests(
     labels = {"app.kubernetes.io/name": "tfcli", "app.kubernetes.io/instance": sweep}
     data = trials_data(trials)
     digest = hashlib.sha256(yaml.safe_dump(data, sort_keys=True).encode()).hexdigest()[:16]
-    job = _learner_job(widest(trials), ctx, None)
+    job = learner_job(widest(trials), ctx, None)
     meta = job["metadata"]
     meta["labels"] = {**labels, "app.kubernetes.io/component": "trial"}
     spec = job["spec"]
@@ -117,7 +92,7 @@ def build_sweep_manifests(
         }
     )
     meta["name"] = TRIALS_JOB
-    job = _named(job, TRIALS_JOB)
+    job = named_job(job, TRIALS_JOB)
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ctx.namespace, "labels": labels}},
         {

@@ -1,6 +1,6 @@
 """The stack program of a sweep stack (``tfcli:sweep``): the sweep's own cluster (from its base spec's cluster) or a
-shared one, a results bucket named after the sweep, and :class:`infra.sweep_workloads.SweepWorkloads` — one Indexed
-Job, one pod per trial, ``parallelism`` of them at a time, trial ``k`` writing ``gs://<bucket>/<sweep>/<sweep>-<k>/``.
+shared one, a results bucket named after the sweep, and :class:`infra.workloads.Workloads` of one Indexed Job — one
+pod per trial, ``parallelism`` of them at a time, trial ``k`` writing ``gs://<bucket>/<sweep>/<sweep>-<k>/``.
 """
 
 from __future__ import annotations
@@ -9,12 +9,11 @@ import pulumi
 
 from infra import naming
 from infra.image import default_image
-from infra.manifests import ManifestContext, learner_gpus
-from infra.program import _cluster, cpu_pool, export_run_outputs, shared_connection
-from infra.results_bucket import ResultsBucket, ResultsBucketArgs
+from infra.manifests import ManifestContext
+from infra.run_stack import RunStack, declare_run
+from infra.sizing import cpu_pool, learner_gpus, widest
 from infra.sweep_config import SweepSettings, read_sweep_config
-from infra.sweep_manifests import widest
-from infra.sweep_workloads import SweepWorkloads, SweepWorkloadsArgs
+from infra.sweep_manifests import build_sweep_manifests
 
 
 def sweep_context(sweep: SweepSettings) -> ManifestContext:
@@ -32,50 +31,14 @@ def sweep_context(sweep: SweepSettings) -> ManifestContext:
 
 
 def declare_sweep(sweep: SweepSettings) -> None:
-    settings, name = sweep.settings, sweep.name
-    after: list[pulumi.Resource] = []
-    identity_pool: list[pulumi.Resource] = []
-    if settings.shared_cluster_stack:
-        connection = shared_connection(name, settings.shared_cluster_stack)
-    else:
-        trial = widest(sweep.trials)
-        assert trial.cluster is not None  # stack_config checked it
-        gke, pools = _cluster(name, trial.cluster, settings, cpu_pool(trial))
-        connection = gke.connection
-        after.append(pools)
-        identity_pool.append(gke.cluster)
-    results = ResultsBucket(
-        name,
-        ResultsBucketArgs(
-            experiment=name,
-            project=settings.project,
-            location=settings.location,
-            retention_days=settings.retention_days,
-            labels={"tfcli-stack": settings.stack},
-        ),
-    )
+    trial = widest(sweep.trials)
     context = sweep_context(sweep)
-    workloads = SweepWorkloads(
-        name,
-        SweepWorkloadsArgs(
-            sweep=name,
-            trials=sweep.trials,
-            parallelism=sweep.parallelism,
-            context=context,
-            project=settings.project,
-            cluster=connection,
-            writer_account=results.writer.name,
-            after=[*after, results.writer_access],
-            storage=[results.bucket, results.writer_access],
-            identity_pool=identity_pool,
-        ),
-    )
-    pulumi.export("sweep", name)
+    run = RunStack(sweep.name, sweep.settings, trial.cluster, cpu_pool(trial))
+    objects = build_sweep_manifests(sweep.name, sweep.trials, context, parallelism=sweep.parallelism)
+    declare_run(run, context, objects, kind="sweep")
+    pulumi.export("sweep", sweep.name)
     pulumi.export("trials", [trial.name for trial in sweep.trials])
     pulumi.export("parallelism", min(sweep.parallelism, len(sweep.trials)))
-    export_run_outputs(
-        name, connection=connection, settings=settings, context=context, workloads=workloads, results=results
-    )
 
 
 def run_sweep() -> None:

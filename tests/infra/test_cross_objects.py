@@ -30,9 +30,10 @@ from infra_testkit import (
 )
 
 from infra import naming
-from infra.manifests import DAEMONSETS, SYSTEM_DEPLOYMENTS, build_manifests, context_for
+from infra.manifests import build_manifests, context_for
 from infra.plan import SECRET, Plan, PlannedResource
 from infra.shapes import machine_shape
+from infra.sizing import DAEMONSETS, SYSTEM_DEPLOYMENTS
 from infra.stack_files import cluster_stack_config
 from tfcli.spec import Experiment
 from tfcli.spec.library import BUNDLED_CONFIGS

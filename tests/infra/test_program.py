@@ -33,7 +33,7 @@ COMPONENTS = {
     "tfcli:infra:GkeCluster",
     "tfcli:infra:NodePools",
     "tfcli:infra:ResultsBucket",
-    "tfcli:infra:ExperimentWorkloads",
+    "tfcli:infra:Workloads",
 }
 GPU = "nvidia.com/gpu"
 
@@ -52,7 +52,7 @@ def test_experiment_stack_declares_the_cluster_bucket_and_workloads(mode: str, s
 
     components = {r.type for r in plan.resources if not r.custom and r.type.startswith("tfcli:")}
     if shared:
-        assert components == {"tfcli:infra:ResultsBucket", "tfcli:infra:ExperimentWorkloads"}
+        assert components == {"tfcli:infra:ResultsBucket", "tfcli:infra:Workloads"}
         assert "gcp:container/cluster:Cluster" not in types and "gcp:container/nodePool:NodePool" not in types
         assert types.count("pulumi:pulumi:StackReference") == 1
         assert plan.named(f"{name}-cluster-stack").inputs["name"] == SHARED_STACK
@@ -315,7 +315,7 @@ def test_spec_problems_name_the_stack_file_and_key() -> None:
 def test_components_never_read_stack_config_and_follow_the_component_habits() -> None:
     package = Path(infra.__file__).parent
     components = {"cluster.py": "GkeCluster", "node_pools.py": "NodePools", "results_bucket.py": "ResultsBucket"}
-    components["workloads.py"] = "ExperimentWorkloads"
+    components["workloads.py"] = "Workloads"
     for path in package.glob("*.py"):
         if path.name != "stack_config.py":
             assert "Config(" not in path.read_text(), f"{path.name} reads stack config"

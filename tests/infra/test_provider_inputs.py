@@ -21,7 +21,7 @@ from infra_testkit import (
     stack_config,
 )
 
-from infra import workloads
+from infra import program
 from infra.plan import SECRET, UnknownInputs, input_problems, plan_stack, plan_stack_file, resource_inputs
 from infra.stack_files import STACKS_DIR, cluster_stack_config
 
@@ -68,7 +68,7 @@ def test_a_misspelt_nested_key_fails_the_plan_naming_the_resource_and_the_path(m
             accelerator["gpuDriverInstalationConfig"] = accelerator.pop("gpu_driver_installation_config")
         return real_pool(resource_name, **kwargs)
 
-    real_build = workloads.build_manifests
+    real_build = program.build_manifests
 
     def manifests_with_typos(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         objects = real_build(*args, **kwargs)
@@ -81,7 +81,7 @@ def test_a_misspelt_nested_key_fails_the_plan_naming_the_resource_and_the_path(m
         return objects
 
     monkeypatch.setattr(gcp.container, "NodePool", pool_with_a_typo)
-    monkeypatch.setattr(workloads, "build_manifests", manifests_with_typos)
+    monkeypatch.setattr(program, "build_manifests", manifests_with_typos)
     with pytest.raises(UnknownInputs) as caught:
         plan_stack(stack_config(in_mode("space-invaders-dqn", "distributed")), stack="typos")
     assert caught.value.problems == [
