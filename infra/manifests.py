@@ -31,11 +31,8 @@ short by preemption is never taken for a good one.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,53 +40,31 @@ import yaml
 
 from infra import naming
 from infra.image import default_image
+from infra.pod_parts import (
+    ACCELERATOR_LABEL,
+    FUSE_SIDECAR,
+    GCS_FUSE_DRIVER,
+    GRACE_SECONDS,
+    RUN_AS_USER,
+    SKIP_AWAIT,
+    SPEC_ARGS,
+    SPEC_DIGEST,
+    SPEC_MOUNT,
+    SPEC_VOLUME,
+    ManifestContext,
+    container_security,
+    cpu_learner_affinity,
+    failure_policy,
+    named_job,
+    pod_security,
+    price_env,
+    spec_digest,
+    token_env,
+    worker_addresses,
+)
 from infra.sizing import GPU_RESOURCE, WORKER_RESOURCES, learner_gpus, learner_resources
 from tfcli.errors import InvalidInput
 from tfcli.spec import Experiment, to_yaml
-
-RUN_AS_USER = 1000
-GRACE_SECONDS = 120
-EXIT_PAUSED = 143  # 128 + SIGTERM: the trainer checkpointed and exited (docs/design.md §7)
-EXIT_INVALID = 2  # the spec or a flag is invalid
-EXIT_COST_LIMIT = 3  # the trainer paused itself at max_cost: the Job ends (a 143 would start it again)
-HOURLY_PRICE_ENV = "TFCLI_HOURLY_PRICE"  # the run's $/hour, for the trainer's max_cost (infra/run_price.py)
-GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
-
-ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-SKIP_AWAIT = "pulumi.com/skipAwait"  # pulumi-kubernetes otherwise waits for a Job to *complete* (hours)
-# A digest of the spec on each pod template: editing the spec replaces the Jobs (pod templates are immutable), and
-# the new pods resume from the last checkpoint with the new spec; pausing (suspend) changes no template.
-SPEC_DIGEST = "tfcli/spec-sha256"
-# Jobs are named ``<role>-<digest of the Job spec without suspend>``: a changed spec, image or num_workers gives new
-# names, so the replacement never meets the old Job, which skipAwait lets linger while it is being deleted ("object
-# is being deleted: jobs.batch ... already exists"). The role stays on this annotation (and the Pulumi resource name).
-JOB_ROLE = "tfcli/job"
-JOB_DIGEST_LENGTH = 8
-
-# The GCS FUSE sidecar GKE injects (it writes checkpoints; staging needs local disk): its requests are counted in
-# infra.sizing.FUSE_SIDECAR_REQUESTS.
-_FUSE_SIDECAR = {
-    "gke-gcsfuse/cpu-request": "250m",
-    "gke-gcsfuse/cpu-limit": "1",
-    "gke-gcsfuse/memory-request": "256Mi",
-    "gke-gcsfuse/memory-limit": "1Gi",
-    "gke-gcsfuse/ephemeral-storage-request": "1Gi",
-    "gke-gcsfuse/ephemeral-storage-limit": "10Gi",
-}
-
-
-@dataclass(frozen=True)
-class ManifestContext:
-    """What the manifests need besides the experiment: where they go and what they run."""
-
-    namespace: str
-    image: str
-    worker_image: str
-    bucket: str
-    service_account_email: str
-    suspend: bool = False
-    token_secret: str = naming.TOKEN_SECRET
-    hourly_price: float | None = None  # set only with max_cost: the learner's TFCLI_HOURLY_PRICE
 
 
 def context_for(
@@ -124,111 +99,9 @@ def _meta(name: str, ctx: ManifestContext, labels: Mapping[str, str], **extra: A
     return {"name": name, "namespace": ctx.namespace, "labels": dict(labels), **extra}
 
 
-def _pod_security() -> dict[str, Any]:
-    return {
-        "runAsNonRoot": True,
-        "runAsUser": RUN_AS_USER,
-        "runAsGroup": RUN_AS_USER,
-        "fsGroup": RUN_AS_USER,
-        "seccompProfile": {"type": "RuntimeDefault"},
-    }
-
-
-def _container_security() -> dict[str, Any]:
-    return {
-        "runAsNonRoot": True,
-        "allowPrivilegeEscalation": False,
-        "privileged": False,
-        "capabilities": {"drop": ["ALL"]},
-    }
-
-
-def _failure_policy(container: str) -> dict[str, Any]:
-    return {
-        "rules": [
-            {
-                "action": "FailJob",
-                # an invalid spec does not get better by retrying; a run at its max_cost stays paused
-                "onExitCodes": {
-                    "containerName": container,
-                    "operator": "In",
-                    "values": [EXIT_INVALID, EXIT_COST_LIMIT],
-                },
-            },
-            {
-                "action": "Ignore",
-                "onExitCodes": {"containerName": container, "operator": "In", "values": [EXIT_PAUSED]},
-            },
-            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
-        ]
-    }
-
-
-def _token_env(ctx: ManifestContext) -> list[dict[str, Any]]:
-    return [
-        {"name": "TRAINER_TOKEN", "valueFrom": {"secretKeyRef": {"name": ctx.token_secret, "key": naming.TOKEN_KEY}}}
-    ]
-
-
-def _price_env(ctx: ManifestContext) -> list[dict[str, Any]]:
-    if ctx.hourly_price is None:
-        return []
-    return [{"name": HOURLY_PRICE_ENV, "value": f"{ctx.hourly_price:.4f}"}]
-
-
-_SPEC_MOUNT = {"name": "spec", "mountPath": naming.SPEC_DIR, "readOnly": True}
-_SPEC_VOLUME = {
-    "name": "spec",
-    "configMap": {"name": naming.SPEC_CONFIG_MAP, "items": [{"key": naming.SPEC_FILE, "path": naming.SPEC_FILE}]},
-}
-_SPEC_ARGS = ["--spec", f"{naming.SPEC_DIR}/{naming.SPEC_FILE}"]
-
-
-def spec_digest(experiment: Experiment) -> str:
-    return hashlib.sha256(to_yaml(experiment).encode()).hexdigest()[:16]
-
-
-def _cpu_learner_affinity() -> dict[str, Any]:
-    def pools(*names: str) -> dict[str, Any]:
-        return {"matchExpressions": [{"key": naming.POOL_LABEL, "operator": "In", "values": list(names)}]}
-
-    return {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [pools(naming.LEARNER_POOL, naming.CPU_POOL)]
-            },
-            "preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 100, "preference": pools(naming.LEARNER_POOL)}
-            ],
-        }
-    }
-
-
-def _job_digest(job: dict[str, Any]) -> str:
-    """A digest of what the Job runs (its spec without ``suspend``: pausing is no new Job)."""
-    spec = {key: value for key, value in job["spec"].items() if key != "suspend"}
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:JOB_DIGEST_LENGTH]
-
-
-def named_job(job: dict[str, Any], role: str) -> dict[str, Any]:
-    job["metadata"]["name"] = f"{role}-{_job_digest(job)}"
-    job["metadata"]["annotations"][JOB_ROLE] = role
-    return job
-
-
-def job_role(obj: Mapping[str, Any]) -> str:
-    """A Job's role (``learner``, ``env-workers``): its name without the digest."""
-    return str(obj["metadata"]["annotations"][JOB_ROLE])
-
-
-def worker_addresses(workers_job: str, num_workers: int) -> list[str]:
-    """``host:port`` of each env worker: indexed pod ``i`` of ``workers_job`` is ``<job>-<i>.<service>``."""
-    return [f"{workers_job}-{index}.{naming.WORKERS_SERVICE}:{naming.WORKER_PORT}" for index in range(num_workers)]
-
-
 def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str | None) -> dict[str, Any]:
     distributed = experiment.run_mode == "distributed"
-    args = ["run", *_SPEC_ARGS, "--output", naming.results_path(experiment.name)]
+    args = ["run", *SPEC_ARGS, "--output", naming.results_path(experiment.name)]
     if distributed:
         assert workers_job is not None
         args += ["--workers", ",".join(worker_addresses(workers_job, experiment.num_workers))]
@@ -237,7 +110,7 @@ def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str |
         "serviceAccountName": naming.RUNNER_SERVICE_ACCOUNT,
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": GRACE_SECONDS,
-        "securityContext": _pod_security(),
+        "securityContext": pod_security(),
         "containers": [
             {
                 "name": "learner",
@@ -246,19 +119,19 @@ def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str |
                 "args": args,
                 "env": [
                     {"name": "PYTHONUNBUFFERED", "value": "1"},
-                    *(_token_env(ctx) if distributed else []),
-                    *_price_env(ctx),
+                    *(token_env(ctx) if distributed else []),
+                    *price_env(ctx),
                 ],
                 # A failed container's last log lines (the trainer's "error: ..." line) become its termination
                 # message, which `experiment status` shows (tfcli/gke/pod_states.py).
                 "terminationMessagePolicy": "FallbackToLogsOnError",
                 "resources": learner_resources(experiment),
-                "securityContext": _container_security(),
-                "volumeMounts": [_SPEC_MOUNT, {"name": "results", "mountPath": naming.RESULTS_DIR}],
+                "securityContext": container_security(),
+                "volumeMounts": [SPEC_MOUNT, {"name": "results", "mountPath": naming.RESULTS_DIR}],
             }
         ],
         "volumes": [
-            _SPEC_VOLUME,
+            SPEC_VOLUME,
             {
                 "name": "results",
                 "csi": {
@@ -279,7 +152,7 @@ def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str |
     else:
         # A CPU learner prefers the learner pool and may use the CPU pool: on a shared GPU cluster the learner pool's
         # GPU taint keeps it off the GPUs, and it runs on the CPU pool instead of waiting forever.
-        pod["affinity"] = _cpu_learner_affinity()
+        pod["affinity"] = cpu_learner_affinity()
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -287,14 +160,14 @@ def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str |
         "spec": {
             "suspend": ctx.suspend,
             "backoffLimit": 6,
-            "podFailurePolicy": _failure_policy("learner"),
+            "podFailurePolicy": failure_policy("learner"),
             "template": {
                 "metadata": {
                     "labels": labels,
                     "annotations": {
                         SPEC_DIGEST: spec_digest(experiment),
                         "gke-gcsfuse/volumes": "true",
-                        **_FUSE_SIDECAR,
+                        **FUSE_SIDECAR,
                     },
                 },
                 "spec": pod,
@@ -307,7 +180,7 @@ def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str |
 def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]:
     labels = _labels(experiment, "env-worker")
     workers = experiment.num_workers
-    args = ["env-worker", *_SPEC_ARGS, "--port", str(naming.WORKER_PORT), "--host", "0.0.0.0"]
+    args = ["env-worker", *SPEC_ARGS, "--port", str(naming.WORKER_PORT), "--host", "0.0.0.0"]
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -318,7 +191,7 @@ def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]
             "completions": workers,
             "parallelism": workers,
             "backoffLimit": 3 * workers,
-            "podFailurePolicy": _failure_policy("env-worker"),
+            "podFailurePolicy": failure_policy("env-worker"),
             "template": {
                 "metadata": {"labels": labels, "annotations": {SPEC_DIGEST: spec_digest(experiment)}},
                 "spec": {
@@ -327,7 +200,7 @@ def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]
                     "automountServiceAccountToken": False,
                     "restartPolicy": "Never",
                     "terminationGracePeriodSeconds": GRACE_SECONDS,
-                    "securityContext": _pod_security(),
+                    "securityContext": pod_security(),
                     "nodeSelector": {naming.POOL_LABEL: naming.CPU_POOL},
                     "containers": [
                         {
@@ -336,14 +209,14 @@ def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]
                             "imagePullPolicy": "IfNotPresent",
                             "args": args,
                             "ports": [{"name": "transport", "containerPort": naming.WORKER_PORT, "protocol": "TCP"}],
-                            "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}, *_token_env(ctx)],
+                            "env": [{"name": "PYTHONUNBUFFERED", "value": "1"}, *token_env(ctx)],
                             "terminationMessagePolicy": "FallbackToLogsOnError",
                             "resources": WORKER_RESOURCES,
-                            "securityContext": _container_security(),
-                            "volumeMounts": [_SPEC_MOUNT],
+                            "securityContext": container_security(),
+                            "volumeMounts": [SPEC_MOUNT],
                         }
                     ],
-                    "volumes": [_SPEC_VOLUME],
+                    "volumes": [SPEC_VOLUME],
                 },
             },
         },

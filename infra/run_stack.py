@@ -11,8 +11,8 @@ from typing import Any
 import pulumi
 
 from infra.cluster import ClusterConnection, GkeCluster, GkeClusterArgs
-from infra.manifests import ManifestContext
 from infra.node_pools import NodePools, NodePoolsArgs
+from infra.pod_parts import ManifestContext
 from infra.results_bucket import ResultsBucket, ResultsBucketArgs
 from infra.sizing import PoolShape, learner_pool
 from infra.stack_config import StackSettings

@@ -20,7 +20,8 @@ from typing import Any
 import yaml
 
 from infra import naming
-from infra.manifests import SPEC_DIGEST, ManifestContext, learner_job, named_job
+from infra.manifests import learner_job
+from infra.pod_parts import SPEC_DIGEST, ManifestContext, named_job
 from infra.sizing import widest
 from tfcli.spec import Experiment, to_yaml
 

@@ -9,7 +9,7 @@ import pulumi
 
 from infra import naming
 from infra.image import default_image
-from infra.manifests import ManifestContext
+from infra.pod_parts import ManifestContext
 from infra.run_stack import RunStack, declare_run
 from infra.sizing import cpu_pool, learner_gpus, widest
 from infra.sweep_config import SweepSettings, read_sweep_config

@@ -23,7 +23,7 @@ import pulumi_kubernetes as k8s
 
 from infra import naming
 from infra.cluster import ClusterConnection
-from infra.manifests import job_role
+from infra.pod_parts import job_role
 
 ResourceFactory = Callable[..., pulumi.CustomResource]
 

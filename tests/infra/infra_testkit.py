@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from infra.manifests import job_role
 from infra.plan import Plan, PlannedResource, plan_stack
+from infra.pod_parts import job_role
 from infra.stack_files import experiment_stack_config
 from tfcli.spec import ConfigLibrary, Experiment, load_experiment
 from tfcli.spec.library import BUNDLED_CONFIGS

@@ -24,7 +24,8 @@ from infra_testkit import (
 
 import infra
 from infra import naming
-from infra.plan import FAKE_CA, FAKE_ENDPOINT, SECRET, plan_stack, plan_stack_file
+from infra.plan import SECRET, plan_stack, plan_stack_file
+from infra.plan_mocks import FAKE_CA, FAKE_ENDPOINT
 from infra.stack_files import STACKS_DIR
 from tfcli.errors import InvalidInput
 from tfcli.spec.library import BUNDLED_CONFIGS

@@ -22,7 +22,8 @@ from infra_testkit import (
 )
 
 from infra import program
-from infra.plan import SECRET, UnknownInputs, input_problems, plan_stack, plan_stack_file, resource_inputs
+from infra.plan import SECRET, plan_stack, plan_stack_file
+from infra.provider_inputs import UnknownInputs, input_problems, resource_inputs
 from infra.stack_files import STACKS_DIR, cluster_stack_config
 
 CASES = [

@@ -7,7 +7,8 @@ import kubernetes_validate
 import pytest
 from infra_testkit import containers, experiment, jobs, plan_for, stack_config
 
-from infra.manifests import EXIT_COST_LIMIT, HOURLY_PRICE_ENV, build_manifests, context_for
+from infra.manifests import build_manifests, context_for
+from infra.pod_parts import EXIT_COST_LIMIT, HOURLY_PRICE_ENV
 from infra.run_price import run_hourly_price
 
 DISK_HOUR = 0.10 / 730  # pd-balanced, $ per GB-hour

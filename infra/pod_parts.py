@@ -1,0 +1,160 @@
+"""What every pod and Job of a run shares, whichever manifests build them (an experiment's in :mod:`infra.manifests`,
+a sweep's in :mod:`infra.sweep_manifests`): the context they are built in, security, the failure policy that reads the
+trainer's exit codes, the spec volume, and how a Job is named after a digest of what it runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from infra import naming
+from tfcli.spec import Experiment, to_yaml
+
+RUN_AS_USER = 1000
+GRACE_SECONDS = 120
+EXIT_PAUSED = 143  # 128 + SIGTERM: the trainer checkpointed and exited (docs/design.md §7)
+EXIT_INVALID = 2  # the spec or a flag is invalid
+EXIT_COST_LIMIT = 3  # the trainer paused itself at max_cost: the Job ends (a 143 would start it again)
+HOURLY_PRICE_ENV = "TFCLI_HOURLY_PRICE"  # the run's $/hour, for the trainer's max_cost (infra/run_price.py)
+GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
+
+ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+SKIP_AWAIT = "pulumi.com/skipAwait"  # pulumi-kubernetes otherwise waits for a Job to *complete* (hours)
+# A digest of the spec on each pod template: editing the spec replaces the Jobs (pod templates are immutable), and
+# the new pods resume from the last checkpoint with the new spec; pausing (suspend) changes no template.
+SPEC_DIGEST = "tfcli/spec-sha256"
+# Jobs are named ``<role>-<digest of the Job spec without suspend>``: a changed spec, image or num_workers gives new
+# names, so the replacement never meets the old Job, which skipAwait lets linger while it is being deleted ("object
+# is being deleted: jobs.batch ... already exists"). The role stays on this annotation (and the Pulumi resource name).
+JOB_ROLE = "tfcli/job"
+JOB_DIGEST_LENGTH = 8
+
+# The GCS FUSE sidecar GKE injects (it writes checkpoints; staging needs local disk): its requests are counted in
+# infra.sizing.FUSE_SIDECAR_REQUESTS.
+FUSE_SIDECAR = {
+    "gke-gcsfuse/cpu-request": "250m",
+    "gke-gcsfuse/cpu-limit": "1",
+    "gke-gcsfuse/memory-request": "256Mi",
+    "gke-gcsfuse/memory-limit": "1Gi",
+    "gke-gcsfuse/ephemeral-storage-request": "1Gi",
+    "gke-gcsfuse/ephemeral-storage-limit": "10Gi",
+}
+
+
+@dataclass(frozen=True)
+class ManifestContext:
+    """What the manifests need besides the experiment: where they go and what they run."""
+
+    namespace: str
+    image: str
+    worker_image: str
+    bucket: str
+    service_account_email: str
+    suspend: bool = False
+    token_secret: str = naming.TOKEN_SECRET
+    hourly_price: float | None = None  # set only with max_cost: the learner's TFCLI_HOURLY_PRICE
+
+
+def pod_security() -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": RUN_AS_USER,
+        "runAsGroup": RUN_AS_USER,
+        "fsGroup": RUN_AS_USER,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def container_security() -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "allowPrivilegeEscalation": False,
+        "privileged": False,
+        "capabilities": {"drop": ["ALL"]},
+    }
+
+
+def failure_policy(container: str) -> dict[str, Any]:
+    return {
+        "rules": [
+            {
+                "action": "FailJob",
+                # an invalid spec does not get better by retrying; a run at its max_cost stays paused
+                "onExitCodes": {
+                    "containerName": container,
+                    "operator": "In",
+                    "values": [EXIT_INVALID, EXIT_COST_LIMIT],
+                },
+            },
+            {
+                "action": "Ignore",
+                "onExitCodes": {"containerName": container, "operator": "In", "values": [EXIT_PAUSED]},
+            },
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+        ]
+    }
+
+
+def token_env(ctx: ManifestContext) -> list[dict[str, Any]]:
+    return [
+        {"name": "TRAINER_TOKEN", "valueFrom": {"secretKeyRef": {"name": ctx.token_secret, "key": naming.TOKEN_KEY}}}
+    ]
+
+
+def price_env(ctx: ManifestContext) -> list[dict[str, Any]]:
+    if ctx.hourly_price is None:
+        return []
+    return [{"name": HOURLY_PRICE_ENV, "value": f"{ctx.hourly_price:.4f}"}]
+
+
+SPEC_MOUNT = {"name": "spec", "mountPath": naming.SPEC_DIR, "readOnly": True}
+SPEC_VOLUME = {
+    "name": "spec",
+    "configMap": {"name": naming.SPEC_CONFIG_MAP, "items": [{"key": naming.SPEC_FILE, "path": naming.SPEC_FILE}]},
+}
+SPEC_ARGS = ["--spec", f"{naming.SPEC_DIR}/{naming.SPEC_FILE}"]
+
+
+def spec_digest(experiment: Experiment) -> str:
+    return hashlib.sha256(to_yaml(experiment).encode()).hexdigest()[:16]
+
+
+def cpu_learner_affinity() -> dict[str, Any]:
+    def pools(*names: str) -> dict[str, Any]:
+        return {"matchExpressions": [{"key": naming.POOL_LABEL, "operator": "In", "values": list(names)}]}
+
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [pools(naming.LEARNER_POOL, naming.CPU_POOL)]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "preference": pools(naming.LEARNER_POOL)}
+            ],
+        }
+    }
+
+
+def job_digest(job: dict[str, Any]) -> str:
+    """A digest of what the Job runs (its spec without ``suspend``: pausing is no new Job)."""
+    spec = {key: value for key, value in job["spec"].items() if key != "suspend"}
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:JOB_DIGEST_LENGTH]
+
+
+def named_job(job: dict[str, Any], role: str) -> dict[str, Any]:
+    job["metadata"]["name"] = f"{role}-{job_digest(job)}"
+    job["metadata"]["annotations"][JOB_ROLE] = role
+    return job
+
+
+def job_role(obj: Mapping[str, Any]) -> str:
+    """A Job's role (``learner``, ``env-workers``): its name without the digest."""
+    return str(obj["metadata"]["annotations"][JOB_ROLE])
+
+
+def worker_addresses(workers_job: str, num_workers: int) -> list[str]:
+    """``host:port`` of each env worker: indexed pod ``i`` of ``workers_job`` is ``<job>-<i>.<service>``."""
+    return [f"{workers_job}-{index}.{naming.WORKERS_SERVICE}:{naming.WORKER_PORT}" for index in range(num_workers)]
