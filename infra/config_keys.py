@@ -32,3 +32,8 @@ ZONE_KEY = "gcp:zone"
 CREDENTIALS_KEY = "gcp:credentials"  # a secret; read by the provider, never by the program
 # The provider's location keys a stack file carries (a zone's stack has both).
 LOCATION_KEYS = (REGION_KEY, ZONE_KEY)
+
+
+def short(key: str) -> str:
+    """A key as Pulumi's config of the ``tfcli`` namespace names it: ``tfcli:suspend`` -> ``suspend``."""
+    return key.split(":", 1)[1]

@@ -21,6 +21,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.settings import get_root_resource, set_root_resource
 
 from infra import naming, prices
+from infra.config_keys import LOCATION_KEY, REGION_KEY, ZONE_KEY
 from infra.plan_mocks import CLUSTER_TYPE, FakeCloud, RecordingMonitor
 from infra.provider_inputs import UnknownInputs
 from infra.stack_files import read_stack_file, stack_name_of
@@ -171,7 +172,7 @@ def _config_value(value: Any) -> str:
 
 
 def _location(config: Mapping[str, Any]) -> str:
-    for key in ("tfcli:location", "gcp:zone", "gcp:region"):
+    for key in (LOCATION_KEY, ZONE_KEY, REGION_KEY):
         if config.get(key):
             return str(config[key])
     return "us-central1"

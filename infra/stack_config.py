@@ -28,6 +28,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from infra.config_keys import (
+    CLUSTER_KEY,
+    EXPERIMENT_KEY,
+    IMAGE_KEY,
+    LOCATION_KEY,
+    NAMESPACE,
+    PROJECT_KEY,
+    REGION_KEY,
+    RETENTION_DAYS_KEY,
+    SHARED_CLUSTER_STACK_KEY,
+    SUSPEND_KEY,
+    SWEEP_KEY,
+    TRANSPORT_TOKEN_KEY,
+    ZONE_KEY,
+    short,
+)
 from infra.naming import region_of
 from tfcli.errors import InvalidInput
 from tfcli.spec import Cluster, ConfigLibrary, Experiment, resolve_cluster, resolve_experiment
@@ -35,25 +51,19 @@ from tfcli.spec import Cluster, ConfigLibrary, Experiment, resolve_cluster, reso
 if TYPE_CHECKING:
     import pulumi
 
-NAMESPACE = "tfcli"
-EXPERIMENT = "experiment"
-CLUSTER = "cluster"
-SHARED_CLUSTER_STACK = "sharedClusterStack"
-SUSPEND = "suspend"
-IMAGE = "image"
-LOCATION = "location"
-RETENTION_DAYS = "resultsRetentionDays"
-TRANSPORT_TOKEN = "transportToken"
 DEFAULT_RETENTION_DAYS = 90
 # The keys read, as they appear in a stack file (the token, a secret, is read apart).
 KEYS = (
-    *(
-        f"{NAMESPACE}:{key}"
-        for key in (EXPERIMENT, CLUSTER, SHARED_CLUSTER_STACK, SUSPEND, IMAGE, LOCATION, RETENTION_DAYS)
-    ),
-    "gcp:project",
-    "gcp:zone",
-    "gcp:region",
+    EXPERIMENT_KEY,
+    CLUSTER_KEY,
+    SHARED_CLUSTER_STACK_KEY,
+    SUSPEND_KEY,
+    IMAGE_KEY,
+    LOCATION_KEY,
+    RETENTION_DAYS_KEY,
+    PROJECT_KEY,
+    ZONE_KEY,
+    REGION_KEY,
 )
 
 
@@ -78,7 +88,7 @@ def read_stack_config() -> StackSettings:
     import pulumi
 
     config = {key: pulumi.Config(key.split(":")[0]).get(key.split(":", 1)[1]) for key in KEYS}
-    token = pulumi.Config(NAMESPACE).get_secret(TRANSPORT_TOKEN)
+    token = pulumi.Config(NAMESPACE).get_secret(short(TRANSPORT_TOKEN_KEY))
     return settings_from_config(config, stack=pulumi.get_stack(), transport_token=token)
 
 
@@ -93,7 +103,7 @@ def sweep_stack_requested() -> bool:
     """Whether this stack is a sweep stack (``tfcli:sweep``; :mod:`infra.sweep_config` validates it)."""
     import pulumi
 
-    return pulumi.Config(NAMESPACE).get("sweep") is not None
+    return pulumi.Config(NAMESPACE).get(short(SWEEP_KEY)) is not None
 
 
 def config_where(stack: str, key: str) -> str:
@@ -135,9 +145,9 @@ def settings_from_config(
 ) -> StackSettings:
     """Validate stack config (``{"tfcli:experiment": ..., "gcp:project": ...}``); every mistake is an
     :class:`InvalidInput` naming the stack file and the key."""
-    experiment_key, cluster_key = f"{NAMESPACE}:{EXPERIMENT}", f"{NAMESPACE}:{CLUSTER}"
-    shared_key, location_key = f"{NAMESPACE}:{SHARED_CLUSTER_STACK}", f"{NAMESPACE}:{LOCATION}"
-    retention_key = f"{NAMESPACE}:{RETENTION_DAYS}"
+    experiment_key, cluster_key = EXPERIMENT_KEY, CLUSTER_KEY
+    shared_key, location_key = SHARED_CLUSTER_STACK_KEY, LOCATION_KEY
+    retention_key = RETENTION_DAYS_KEY
     experiment_data = config_mapping(stack, experiment_key, config.get(experiment_key))
     cluster_data = config_mapping(stack, cluster_key, config.get(cluster_key))
     if (experiment_data is None) == (cluster_data is None):
@@ -145,7 +155,7 @@ def settings_from_config(
             f"Pulumi.{stack}.yaml: set exactly one of {experiment_key} (an experiment stack) and "
             f"{cluster_key} (a shared cluster stack)"
         )
-    project = _text(config.get("gcp:project"))
+    project = _text(config.get(PROJECT_KEY))
     if not project:
         raise InvalidInput(f"Pulumi.{stack}.yaml: gcp:project is not set (pulumi config set gcp:project PROJECT)")
     experiment = cluster = None
@@ -175,8 +185,8 @@ def settings_from_config(
             else f"{config_where(stack, cluster_key)}: location",
         ),
         (_text(config.get(location_key)), config_where(stack, location_key)),
-        (_text(config.get("gcp:zone")), config_where(stack, "gcp:zone")),
-        (_text(config.get("gcp:region")), config_where(stack, "gcp:region")),
+        (_text(config.get(ZONE_KEY)), config_where(stack, ZONE_KEY)),
+        (_text(config.get(REGION_KEY)), config_where(stack, REGION_KEY)),
     ]
     location, source = next(((value, key) for value, key in candidates if value), (None, ""))
     if location is None:
@@ -199,8 +209,8 @@ def settings_from_config(
         experiment=experiment,
         cluster=cluster,
         shared_cluster_stack=shared,
-        suspend=_bool(stack, f"{NAMESPACE}:{SUSPEND}", config.get(f"{NAMESPACE}:{SUSPEND}")),
-        image=_text(config.get(f"{NAMESPACE}:{IMAGE}")),
+        suspend=_bool(stack, SUSPEND_KEY, config.get(SUSPEND_KEY)),
+        image=_text(config.get(IMAGE_KEY)),
         retention_days=DEFAULT_RETENTION_DAYS if retention is None else retention,
         transport_token=transport_token,
     )

@@ -12,14 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.stack_config import NAMESPACE, StackSettings, config_int, config_mapping, config_where, settings_from_config
+from infra.config_keys import CLUSTER_KEY, EXPERIMENT_KEY, PARALLELISM_KEY, SWEEP_KEY
+from infra.stack_config import StackSettings, config_int, config_mapping, config_where, settings_from_config
 from tfcli.errors import InvalidInput
 from tfcli.spec import ConfigLibrary, Experiment
-
-SWEEP = "sweep"
-PARALLELISM = "parallelism"
-SWEEP_KEY = f"{NAMESPACE}:{SWEEP}"
-PARALLELISM_KEY = f"{NAMESPACE}:{PARALLELISM}"
 
 
 @dataclass(frozen=True)
@@ -42,7 +38,7 @@ def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transpo
     from tfcli.spec.sweep import expand, read_sweep_file, validate_trials
 
     where = config_where(stack, SWEEP_KEY)
-    if config.get(f"{NAMESPACE}:experiment") is not None or config.get(f"{NAMESPACE}:cluster") is not None:
+    if config.get(EXPERIMENT_KEY) is not None or config.get(CLUSTER_KEY) is not None:
         raise InvalidInput(
             f"Pulumi.{stack}.yaml: a sweep stack sets {SWEEP_KEY} only, not tfcli:experiment or tfcli:cluster"
         )
@@ -59,7 +55,7 @@ def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transpo
             "multi-threaded trials (one pod each); run a distributed sweep locally"
         )
     settings = settings_from_config(
-        {**config, f"{NAMESPACE}:experiment": trials[0].model_dump(mode="json", exclude_none=True), SWEEP_KEY: None},
+        {**config, EXPERIMENT_KEY: trials[0].model_dump(mode="json", exclude_none=True), SWEEP_KEY: None},
         stack=stack,
         transport_token=transport_token,
     )

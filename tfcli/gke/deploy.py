@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from infra.config_keys import LOCATION_KEYS, SUSPEND_KEY
 from tfcli.errors import TfcliError
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, RunFolder
@@ -29,7 +30,7 @@ from tfcli.gke.results import RemoteResults
 from tfcli.gke.stacks import Stacks, StackState, planned_total
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
-from tfcli.stackfiles.files import LOCATION_KEYS, SUSPEND_KEY, StackFile, stack_path
+from tfcli.stackfiles.files import StackFile, stack_path
 
 
 def require_gcp(project: ProjectDir) -> str:

@@ -18,6 +18,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from infra.config_keys import TRANSPORT_TOKEN_KEY
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.record import RunRecord
@@ -43,8 +44,6 @@ from tfcli.gke.results import download_results as copy_results
 from tfcli.gke.stacks import Stacks
 from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import StackFile, experiment_stack, stack_path
-
-TRANSPORT_TOKEN_KEY = "tfcli:transportToken"  # secret: authenticates the distributed run's workers to the learner
 
 
 def _validate(config: dict[str, Any], name: str) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from infra.config_keys import CREDENTIALS_KEY
 from tfcli.errors import TfcliError
 from tfcli.gke.events import QuietObserver, UpdateObserver, UpdateTracker
 from tfcli.gke.pulumi_cli import InstallPrompt, pulumi_command
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from pulumi.automation import LocalWorkspace, Stack
 
 PASSPHRASE_VARS = ("PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE")
-CREDENTIALS_KEY = "gcp:credentials"
 SECRETS_PROVIDER_VAR = "PULUMI_SECRETS_PROVIDER"  # e.g. gcpkms://projects/P/locations/global/keyRings/R/cryptoKeys/K
 
 

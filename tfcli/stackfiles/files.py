@@ -24,6 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from infra.config_keys import (
+    CLUSTER_KEY,
+    EXPERIMENT_KEY,
+    LOCATION_KEYS,
+    PROJECT_KEY,
+    REGION_KEY,
+    SHARED_CLUSTER_STACK_KEY,
+    SUSPEND_KEY,
+    SWEEP_KEY,
+    ZONE_KEY,
+)
 from tfcli.errors import InvalidInput
 from tfcli.project import ProjectDir
 from tfcli.spec.documents import display_path
@@ -37,12 +48,6 @@ PLACEHOLDER_NOTE = (
     "gcp:project is a placeholder: set gcp_project in tfcli.yaml (tfcli init -r PROJECT_ID), or here, "
     "before `pulumi up`."
 )
-EXPERIMENT_KEY = "tfcli:experiment"
-CLUSTER_KEY = "tfcli:cluster"
-SWEEP_KEY = "tfcli:sweep"
-SHARED_KEY = "tfcli:sharedClusterStack"
-SUSPEND_KEY = "tfcli:suspend"
-LOCATION_KEYS = ("gcp:region", "gcp:zone")
 
 
 def stack_path(project: ProjectDir, stack: str) -> Path:
@@ -120,7 +125,7 @@ def location_config(location: str) -> dict[str, str]:
     """``gcp:region`` (and ``gcp:zone`` for a zone) for a region or zone from ``tfcli.yaml``."""
     from infra.naming import is_zone, region_of
 
-    return {"gcp:region": region_of(location), "gcp:zone": location} if is_zone(location) else {"gcp:region": location}
+    return {REGION_KEY: region_of(location), ZONE_KEY: location} if is_zone(location) else {REGION_KEY: location}
 
 
 def location_arguments(project: ProjectDir) -> dict[str, Any]:
@@ -128,8 +133,8 @@ def location_arguments(project: ProjectDir) -> dict[str, Any]:
     location = location_config(project.settings.location)
     return {
         "project": project.settings.gcp_project or PLACEHOLDER_PROJECT,
-        "region": location["gcp:region"],
-        "zone": location.get("gcp:zone"),
+        "region": location[REGION_KEY],
+        "zone": location.get(ZONE_KEY),
     }
 
 
@@ -144,9 +149,9 @@ def update_project(stack_file: StackFile, project: ProjectDir) -> None:
     config = stack_file.config
     settings = project.settings
     if not settings.gcp_project:
-        config.setdefault("gcp:project", PLACEHOLDER_PROJECT)
+        config.setdefault(PROJECT_KEY, PLACEHOLDER_PROJECT)
         return
-    config["gcp:project"] = settings.gcp_project
+    config[PROJECT_KEY] = settings.gcp_project
     wanted = location_config(settings.location)
     for key in LOCATION_KEYS:
         if key in wanted:
@@ -203,7 +208,7 @@ def shared_cluster_of(
     names, while that cluster's stack file exists (``own_cluster`` drops it); else None, a cluster of its own."""
     if requested is not None or existing is None or own_cluster:
         return requested
-    kept = existing.config.get(SHARED_KEY)
+    kept = existing.config.get(SHARED_CLUSTER_STACK_KEY)
     if kept and StackFile.read(stack_path(project, str(kept))) is not None:
         return str(kept)
     return None
@@ -211,9 +216,9 @@ def shared_cluster_of(
 
 def set_shared_cluster(config: dict[str, Any], shared: str | None) -> None:
     if shared is not None:
-        config[SHARED_KEY] = shared
+        config[SHARED_CLUSTER_STACK_KEY] = shared
     else:
-        config.pop(SHARED_KEY, None)
+        config.pop(SHARED_CLUSTER_STACK_KEY, None)
 
 
 def experiment_stack(
@@ -246,7 +251,7 @@ def experiment_stack(
         config[EXPERIMENT_KEY] = generated[EXPERIMENT_KEY]
         config.setdefault(SUSPEND_KEY, False)
         set_shared_cluster(config, shared)
-    placeholder = stack_file.config.get("gcp:project") == PLACEHOLDER_PROJECT
+    placeholder = stack_file.config.get(PROJECT_KEY) == PLACEHOLDER_PROJECT
     return ExperimentStack(stack_file, shared, placeholder)
 
 
@@ -287,5 +292,5 @@ def experiments_on(project: ProjectDir, cluster: str) -> list[str]:
     return [
         stack_file.stack
         for stack_file in stack_files(project)
-        if stack_file.kind in ("experiment", "sweep") and stack_file.config.get(SHARED_KEY) == cluster
+        if stack_file.kind in ("experiment", "sweep") and stack_file.config.get(SHARED_CLUSTER_STACK_KEY) == cluster
     ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.config_keys import PARALLELISM_KEY, PROJECT_KEY, REGION_KEY, ZONE_KEY
 from tfcli.errors import InvalidInput
 from tfcli.project import ProjectDir
 from tfcli.spec.documents import display_path
@@ -25,8 +26,6 @@ from tfcli.stackfiles.files import (
     update_project,
 )
 
-PARALLELISM_KEY = "tfcli:parallelism"
-
 
 def sweep_stack(project: ProjectDir, sweep: SweepFile) -> StackFile:
     """The sweep's stack file with its current definition (not yet written)."""
@@ -42,9 +41,9 @@ def sweep_stack(project: ProjectDir, sweep: SweepFile) -> StackFile:
         update_project(existing, project)
         return existing
     location = location_arguments(project)
-    config: dict[str, Any] = {"gcp:project": location["project"], "gcp:region": location["region"]}
+    config: dict[str, Any] = {PROJECT_KEY: location["project"], REGION_KEY: location["region"]}
     if location["zone"]:
-        config["gcp:zone"] = location["zone"]
+        config[ZONE_KEY] = location["zone"]
     config[SUSPEND_KEY] = False
     config[SWEEP_KEY] = sweep.model_dump(mode="json")
     header = [
