@@ -8,9 +8,6 @@ import statement counts, those inside functions included: that is where circles 
 Each checker returns what breaks its rule, one line per finding, so a failure says what to fix. The
 ``test_checker_*`` tests run each checker on a small tree written to ``tmp_path`` that breaks the rule, so a
 checker that stopped seeing anything would fail there instead of passing here.
-
-The tfcli/ and infra/ cases are marked ``restructuring``: those packages are being restructured in parallel
-branches (issue 17) and the cases fail until they merge. They are not xfail, so that they turn green visibly.
 """
 
 from __future__ import annotations
@@ -32,10 +29,9 @@ BACKEND_NAMES = frozenset({"gke", "local"})
 # Where choosing between the backends by name is the point.
 BACKEND_MODULES = ("tfcli.local", "tfcli.gke", "tfcli.backends")
 
-RESTRUCTURING = pytest.mark.restructuring
 BY_PACKAGE = [
-    pytest.param("tfcli", marks=RESTRUCTURING),
-    pytest.param("infra", marks=RESTRUCTURING),
+    "tfcli",
+    "infra",
     "trainer",
 ]
 
@@ -307,7 +303,6 @@ def test_no_file_over_400_lines(package: str) -> None:
     _report(f"files over {MAX_LINES} lines", _in(package, oversized_files(project())))
 
 
-@RESTRUCTURING
 def test_few_string_tests_of_the_backend_outside_the_backend_modules() -> None:
     findings = backend_string_tests(project())
     if len(findings) > MAX_BACKEND_TESTS:
