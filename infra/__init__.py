@@ -1,10 +1,12 @@
 """The Pulumi side of tfcli: components (one per file), the manifest builder and the stack program.
 
 - ``cluster.py`` (GkeCluster), ``node_pools.py`` (NodePools), ``results_bucket.py`` (ResultsBucket),
-  ``workloads.py`` (ExperimentWorkloads): ComponentResources with typed args; they never read stack config.
-- ``manifests.py``: the one function that turns an Experiment into Kubernetes objects (deployed and rendered).
-- ``stack_config.py``: the only reader of stack config; ``program.py`` wires the components; ``__main__.py`` is
-  what Pulumi runs (``Pulumi.yaml`` has ``main: infra/``).
+  ``workloads.py`` (Workloads): ComponentResources with typed args; they never read stack config.
+- ``manifests.py``: the one function that turns an Experiment into Kubernetes objects (deployed and rendered);
+  ``sweep_manifests.py`` a sweep's; ``sizing.py`` every size they and the program use.
+- ``config_keys.py``: the stack-config keys; ``stack_config.py``: the only reader of stack config; ``program.py``
+  and ``sweep_program.py`` wire the components (through ``run_stack.py``); ``__main__.py`` is what Pulumi runs
+  (``Pulumi.yaml`` has ``main: infra/``).
 - ``plan.py``: the program evaluated offline under Pulumi's mocks, with a cost estimate from ``prices.py``.
 - ``stack_files.py``: the shape of ``stacks/Pulumi.<stack>.yaml`` and the committed examples.
 
