@@ -45,6 +45,7 @@ from infra.pod_parts import (
     FUSE_SIDECAR,
     GCS_FUSE_DRIVER,
     GRACE_SECONDS,
+    RETRIES,
     RUN_AS_USER,
     SKIP_AWAIT,
     SPEC_ARGS,
@@ -159,7 +160,7 @@ def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str |
         "metadata": _meta(naming.LEARNER_JOB, ctx, labels, annotations={SKIP_AWAIT: "true"}),
         "spec": {
             "suspend": ctx.suspend,
-            "backoffLimit": 6,
+            "backoffLimit": RETRIES,
             "podFailurePolicy": failure_policy("learner"),
             "template": {
                 "metadata": {

@@ -31,6 +31,7 @@ SPEC_DIGEST = "tfcli/spec-sha256"
 # is being deleted: jobs.batch ... already exists"). The role stays on this annotation (and the Pulumi resource name).
 JOB_ROLE = "tfcli/job"
 JOB_DIGEST_LENGTH = 8
+MUTABLE_JOB_FIELDS = ("suspend", "parallelism")  # ValidateJobSpecUpdate lets these change
 
 # The GCS FUSE sidecar GKE injects (it writes checkpoints; staging needs local disk): its requests are counted in
 # infra.sizing.FUSE_SIDECAR_REQUESTS.
@@ -77,12 +78,23 @@ def container_security() -> dict[str, Any]:
     }
 
 
-def failure_policy(container: str) -> dict[str, Any]:
+RETRIES = 6  # failures (not ignored) a run survives: an experiment's learner Job, or each trial of a sweep's Job
+
+
+def failure_policy(container: str, *, per_index: bool = False) -> dict[str, Any]:
+    """How the Job controller reads the trainer's exit codes (docs/gke.md, "What an exit code does").
+
+    Exit 2 (an invalid spec does not get better by retrying) and 3 (the run paused itself at ``max_cost``: nothing is
+    to start it again) end the run at once: ``FailJob`` for an experiment's Job, ``FailIndex`` for a sweep's Indexed
+    Job (``per_index``), where ``FailJob`` would end every other trial too. Exit 143 (the trainer checkpointed after
+    SIGTERM: a pause, a spot reclaim, a drain) and pod disruptions are ignored: the pod is replaced without counting
+    against the retries. Any other failure (a crash, an OOM kill) counts: ``backoffLimit`` for the Job, or
+    ``backoffLimitPerIndex`` for each trial.
+    """
     return {
         "rules": [
             {
-                "action": "FailJob",
-                # an invalid spec does not get better by retrying; a run at its max_cost stays paused
+                "action": "FailIndex" if per_index else "FailJob",
                 "onExitCodes": {
                     "containerName": container,
                     "operator": "In",
@@ -139,8 +151,10 @@ def cpu_learner_affinity() -> dict[str, Any]:
 
 
 def job_digest(job: dict[str, Any]) -> str:
-    """A digest of what the Job runs (its spec without ``suspend``: pausing is no new Job)."""
-    spec = {key: value for key, value in job["spec"].items() if key != "suspend"}
+    """A digest of what the Job runs: its spec without what Kubernetes lets change in place. ``suspend`` (pausing is
+    no new Job) and ``parallelism`` (a sweep's ``--parallel``: a new Job would lose its completed indexes, kill its
+    running trials and run its finished trials again)."""
+    spec = {key: value for key, value in job["spec"].items() if key not in MUTABLE_JOB_FIELDS}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:JOB_DIGEST_LENGTH]
 
 

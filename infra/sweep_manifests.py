@@ -7,9 +7,16 @@
   ``TRIAL_INDEX`` and runs ``run --spec /etc/tfcli/trial-$(TRIAL_INDEX).yaml --output
   /results/<sweep>/<sweep>-$(TRIAL_INDEX)`` (Kubernetes expands ``$(VAR)`` in args from the container's env).
 
-The pod is the learner pod of :mod:`infra.manifests` (security, resources, GPU placement, GCS FUSE results volume,
-the podFailurePolicy that ignores exit 143), sized for the widest trial. Distributed trials are not offered on GKE:
-each would need its own env-worker Job and Service.
+The pod is the learner pod of :mod:`infra.manifests` (security, resources, GPU placement, GCS FUSE results volume),
+sized for the widest trial. Distributed trials are not offered on GKE: each would need its own env-worker Job and
+Service.
+
+A sweep survives its trials: failures are counted per index (``backoffLimitPerIndex``), exit 2 and 3 fail that
+trial's index (``FailIndex``) and never the Job, so the other trials go on and the unstarted ones still start. When
+every index has completed or failed, the Job ends: ``Complete``, or ``Failed`` (reason ``FailedIndexes``) with the
+failed ones in ``status.failedIndexes``. Only when more than half of the trials have failed does the Job end early
+(``maxFailedIndexes``, reason ``MaxFailedIndexesExceeded``): what would be left is no fair comparison, and a fault
+every trial shares (an image that crashes, a node too small) stops spending.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import yaml
 
 from infra import naming
 from infra.manifests import learner_job
-from infra.pod_parts import SPEC_DIGEST, ManifestContext, named_job
+from infra.pod_parts import RETRIES, SPEC_DIGEST, ManifestContext, failure_policy, named_job
 from infra.sizing import widest
 from tfcli.spec import Experiment, to_yaml
 
@@ -30,6 +37,11 @@ TRIALS_JOB = "trials"
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 INDEX_VARIABLE = "TRIAL_INDEX"
 CONFIG_MAP_LIMIT = 1_000_000  # bytes; Kubernetes refuses a ConfigMap over 1 MiB
+
+
+def max_failed_trials(trials: int) -> int:
+    """``maxFailedIndexes``: the Job fails early once more than half of its trials have failed."""
+    return trials // 2
 
 
 def trial_file(index: int | str) -> str:
@@ -81,15 +93,15 @@ def build_sweep_manifests(
         {"name": "spec", "configMap": {"name": TRIALS_CONFIG_MAP}} if volume["name"] == "spec" else volume
         for volume in pod["volumes"]
     ]
-    for rule in spec["podFailurePolicy"]["rules"]:
-        if "onExitCodes" in rule:
-            rule["onExitCodes"]["containerName"] = "trial"
+    del spec["backoffLimit"]  # with backoffLimitPerIndex the API server defaults it to "no limit"
     spec.update(
         {
             "completionMode": "Indexed",
             "completions": len(trials),
             "parallelism": min(parallelism, len(trials)),
-            "backoffLimit": 6 * len(trials),
+            "backoffLimitPerIndex": RETRIES,
+            "maxFailedIndexes": max_failed_trials(len(trials)),
+            "podFailurePolicy": failure_policy("trial", per_index=True),
         }
     )
     meta["name"] = TRIALS_JOB

@@ -6,19 +6,21 @@ LocalWorkspace: ``version``, ``stack select [--create]``, ``stack init``, ``conf
 secrets as ``{secure: ...}`` ciphertext), ``up`` and ``destroy``, ``stack output --json``, ``stack history --json``
 and ``stack rm``.
 
-It is as strict as Pulumi 3.272 where tfcli could go wrong: flags a command does not have are rejected (``unknown
-flag``); every command but ``stack init``/``stack select --create`` needs a stack that was initialised; a stack with
-the passphrase secrets provider (the default of self-managed backends) gets an ``encryptionsalt`` at ``stack init``
-and every command that encrypts or decrypts (init, secret config, ``config get`` of a secret, up, destroy, outputs
-with secrets) needs ``PULUMI_CONFIG_PASSPHRASE``/``_FILE`` and the same passphrase. Engine events go where the SDK
-asks: CLI versions above 3.205 stream them over gRPC (``--event-log tcp://127.0.0.1:PORT``, the SDK's
+The Jobs an ``up`` applies (rendered from the stack's config by infra's own code) pass the API server's admission as
+tests/job_controller.py models it, and are kept in the state (``jobs``), where the Job controller stand-in reads what
+was deployed. It is as strict as Pulumi 3.272 where tfcli could go wrong: flags a command does not have are rejected
+(``unknown flag``); every command but ``stack init``/``stack select --create`` needs a stack that was initialised; a
+stack with the passphrase secrets provider (the default of self-managed backends) gets an ``encryptionsalt`` at
+``stack init`` and every command that encrypts or decrypts (init, secret config, ``config get`` of a secret, up,
+destroy, outputs with secrets) needs ``PULUMI_CONFIG_PASSPHRASE``/``_FILE`` and the same passphrase. Engine events go
+where the SDK asks: CLI versions above 3.205 stream them over gRPC (``--event-log tcp://127.0.0.1:PORT``, the SDK's
 ``pulumirpc.Events/StreamEvents`` server), older ones append JSON lines to the ``--event-log`` file.
 
-Everything lives in ``$FAKE_PULUMI_STATE``: ``calls.jsonl`` (argv, cwd and the relevant environment of every
-call, and the config keys of the stack file when ``stack init`` and ``up`` ran), ``state.json`` (stacks: outputs,
-resources, history) and ``control.json`` (the version to report, failures to inject:
-``{"fail": [{"command": "up", "stack": "x", "stderr": "...", "stdout": "...", "diagnostic": "...", "times": 1}]}``,
-the results bucket of each stack, and what "the trainer" writes to it when an ``up`` suspends its Jobs).
+Everything lives in ``$FAKE_PULUMI_STATE``: ``calls.jsonl`` (argv, cwd and the relevant environment of every call,
+and the config keys of the stack file when ``stack init`` and ``up`` ran), ``state.json`` (stacks: outputs,
+resources, history) and ``control.json`` (the version to report, failures to inject: ``{"fail": [{"command": "up",
+"stack": "x", "stderr": "...", "stdout": "...", "diagnostic": "...", "times": 1}]}``, the results bucket of each
+stack, and what "the trainer" writes to it when an ``up`` suspends its Jobs).
 """
 
 from __future__ import annotations
@@ -329,6 +331,44 @@ def outputs_for(stack: str, config: dict[str, Any]) -> dict[str, Any]:
     return outputs
 
 
+def admit_jobs(
+    stack: str, config: dict[str, Any], applied: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], str | None]:
+    """What the API server does with the Jobs an ``up`` applies, rendered from the stack's config by infra's own
+    code: ``ValidateJobSpec`` for a new name, ``ValidateJobSpecUpdate`` for a Job that keeps its name (only its
+    mutable fields may change). Returns the Jobs now deployed, or the error the API server answers (422)."""
+    root = Path(__file__).resolve().parents[2]
+    sys.path[:0] = [str(root), str(root / "tests")]
+    from job_controller import Invalid, validate, validate_update
+
+    if "tfcli:sweep" in config:
+        from infra.sweep_config import sweep_settings_from_config
+        from infra.sweep_manifests import build_sweep_manifests
+        from infra.sweep_program import sweep_context
+
+        sweep = sweep_settings_from_config(config, stack=stack)
+        objects = build_sweep_manifests(sweep.name, sweep.trials, sweep_context(sweep), parallelism=sweep.parallelism)
+    elif "tfcli:experiment" in config:
+        import yaml
+
+        from infra.manifests import render_stack_file
+
+        objects = list(yaml.safe_load_all(render_stack_file(stack_file(stack), token="fake-token")))
+    else:
+        return [], None
+    jobs = [obj for obj in objects if obj["kind"] == "Job"]
+    before = {job["metadata"]["name"]: job for job in applied}
+    for job in jobs:
+        try:
+            if job["metadata"]["name"] in before:
+                validate_update(before[job["metadata"]["name"]], job)
+            else:
+                validate(job)
+        except Invalid as error:
+            return applied, str(error)
+    return jobs, None
+
+
 def encode_event(line: str) -> bytes:
     """``pulumirpc.EventRequest{event: line}`` in protobuf's wire format (field 1, length-delimited)."""
     data = line.encode()
@@ -449,6 +489,11 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
     download = {"type": "plugin-download", "id": "gcp", "message": "gcp", "received": 1, "total": 1, "done": True}
     log.emit(progressEvent=download)  # a kind of event the SDK does not model: it must pass unharmed
     problem = injected(kind, stack)
+    jobs: list[dict[str, Any]] = []
+    if problem is None and kind == "up":
+        jobs, refused = admit_jobs(stack, config, record.get("jobs", []))
+        if refused is not None:  # as pulumi-kubernetes reports the API server's 422
+            problem = {"stderr": "error: update failed", "diagnostic": f"resource job failed: {refused}"}
     if problem is not None:
         if diagnostic := problem.get("diagnostic"):
             cluster = urn(stack, "gcp:container/cluster:Cluster", f"{stack}-cluster")
@@ -479,6 +524,7 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
             log.step(stack, op, type_, name)
         record["resources"] = [list(item) for item in resources]
         record["outputs"] = outputs_for(stack, config)
+        record["jobs"] = jobs
     else:
         changes = {"delete": len(record.get("resources", []))}
         for type_, name in reversed([tuple(item) for item in record.get("resources", [])]):

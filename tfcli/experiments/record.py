@@ -32,6 +32,10 @@ class RunRecord:
     shared_cluster: str | None = None  # GKE: the shared cluster's stack, None on a cluster of its own
     sweep: str | None = None  # a trial: the sweep it belongs to (while that sweep's GKE stack runs it)
     parallel: int | None = None  # a sweep: trials at a time
+    # GKE: how the cluster ended the run (failed, stopped), kept when its stack is torn down: a trial that failed
+    # before it wrote a result.json, or a sweep whose Job failed, says so after `stop` too.
+    ended_as: str | None = None
+    ended_reason: str | None = None
 
     @property
     def started(self) -> bool:

@@ -85,10 +85,19 @@ def follow_sweep(backend: Backend, started: Started, watcher: Watcher, stacks: S
 
 
 def _sweep_ended(backend: Backend, started: Started, view: SweepView, seconds: float, watcher: Watcher) -> Ended:
+    """A sweep that ended on a cluster of its own is stopped, failed or not (its trials' results downloaded, its
+    reasons kept in their run records, the stack destroyed): nothing is left billing. On a shared cluster its
+    results are downloaded and its workloads stay until ``stop -s``."""
     run, state = started.run, view.status.state
-    if state == "completed" and started.own_cluster:
+    if state in ("completed", "failed") and started.own_cluster:
         watcher.say(f"Downloading the results of {run.name}'s trials and tearing its cluster down…")
         backend.stop(run, download=True)
     else:
         backend.download(run)
-    return Ended(run, state, {"completed": 0, "paused": PAUSED_EXIT}.get(state, 1), seconds=seconds)
+    ended = Ended(run, state, {"completed": 0, "paused": PAUSED_EXIT}.get(state, 1), seconds=seconds)
+    if view.status.detail:
+        ended.warnings.append(f"       {view.status.detail}")
+    for trial, status in view.status.trials:
+        if status.state in ("failed", "paused") and status.detail:
+            ended.warnings.append(f"       {trial.name} {status.state}: {status.detail}")
+    return ended

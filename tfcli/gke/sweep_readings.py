@@ -18,9 +18,11 @@ from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.status import Status, status_from
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
-from tfcli.gke import states
+from tfcli.gke import states, sweep_job
+from tfcli.gke.pod_states import PodState
 from tfcli.gke.results import RemoteResults, remote_results
 from tfcli.gke.stacks import Stacks, StackState
+from tfcli.gke.sweep_job import JobReading
 from tfcli.gke.waiting import FINAL
 from tfcli.spec.sweep import Trial
 from tfcli.sweeps.aggregate import Run, run_of
@@ -37,10 +39,11 @@ class TrialReading:
     result: dict[str, Any]
     records: list[dict[str, Any]]
     reader: ProgressReader
+    detail: str = ""  # why, when the cluster says more than the bucket (tfcli/gke/sweep_job.py)
 
     def status(self) -> Status:
         final = self.state in ("completed", "failed", "paused", "stopped") and bool(self.result)
-        detail = str(self.result.get("error", "")) if self.state == "failed" else ""
+        detail = self.detail or (str(self.result.get("error", "")) if self.state == "failed" else "")
         return status_from(
             self.trial.name,
             self.trial.data,
@@ -78,28 +81,34 @@ def read_deployed(project: Any, outputs: dict[str, Any], trials: list[Trial]) ->
 
 
 def read_downloaded(experiment: ExperimentDir, trial: Trial) -> TrialReading:
-    """A trial of a sweep that is not deployed, from ``experiments/<trial>/results/`` (its download)."""
+    """A trial of a sweep that is not deployed, from ``experiments/<trial>/results/`` (its download) and its run
+    record (how the cluster ended it, for a trial that failed before it wrote a ``result.json``)."""
     reader = ProgressReader(experiment.results / "progress.jsonl")
     records = reader.read()
     result = experiment.result() if experiment.exists() else {}
-    stopped = experiment.exists() and experiment.run_record().stopped
+    record = experiment.run_record() if experiment.exists() else None
     reported = str(result.get("status", ""))
-    if reported in FINAL:
+    detail = ""
+    if record is not None and record.ended_as:
+        state, detail = record.ended_as, record.ended_reason or ""
+    elif reported in FINAL:
         state = reported
-    elif stopped:
+    elif record is not None and record.stopped:
         state = "stopped"
     else:
         state = reported or "new"
-    return TrialReading(trial, state, result, records, reader)
+    return TrialReading(trial, state, result, records, reader, detail)
 
 
 def _sweep_state(readings: list[TrialReading], *, suspended: bool) -> str:
+    """The sweep's state from its trials alone (when its Job cannot be read): it has ended once every trial has —
+    completed, failed, or paused at ``max_cost`` while the Job runs (nothing starts that trial again)."""
     states = Counter(reading.state for reading in readings)
     if states.get("completed", 0) == len(readings):
         return "completed"
     if suspended:
         return "pausing" if states.get("pausing") else "paused"
-    if states.get("failed") and states.get("completed", 0) + states["failed"] == len(readings):
+    if sum(states.get(state, 0) for state in ("completed", "failed", "paused", "stopped")) == len(readings):
         return "failed"
     return "running"
 
@@ -117,32 +126,81 @@ class SweepView:
 
 
 def view(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks) -> SweepView:
-    """The sweep's state from its stack and its bucket (never a stale local file while it is deployed)."""
+    """The sweep's state from its stack, its bucket and its Job (never a stale local file while it is deployed)."""
     trials = sweep.trials()
     state = stacks.state(sweep.name)
+    record = sweep.run_record()
+    cluster = None
+    detail = ""
     if state.deployed:
         readings = read_deployed(store.project, state.outputs, trials)
+        if state.outputs.get("kubeconfig"):
+            cluster = read_cluster(store, sweep.name, state.outputs)
+            readings = cluster.judge(readings)
         current = _sweep_state(readings, suspended=bool(state.outputs.get("suspended")))
+        if cluster is not None and cluster.job is not None:
+            current = sweep_job.sweep_state(cluster.job) or current
+            detail = cluster.job.failed or ""
+        if current == "failed" and not detail:
+            short = [f"{reading.trial.name} {reading.state}" for reading in readings if reading.state != "completed"]
+            detail = f"{len(short)} of {len(readings)} trials did not complete: {', '.join(short[:5])}"
         parallel = state.outputs.get("parallelism")
     else:
         readings = [read_downloaded(store.dir(trial.name), trial) for trial in trials]
-        current = states.undeployed_state(sweep.run_record(), state)
-        parallel = sweep.run_record().parallel
+        current = states.undeployed_state(record, state)
+        if current == "stopped" and record.ended_as:  # how the cluster ended it, before it was torn down
+            current, detail = record.ended_as, record.ended_reason or ""
+        parallel = record.parallel
     counts = dict(Counter(reading.state for reading in readings))
     trial_statuses = [(reading.trial, reading.status()) for reading in readings]
-    if state.deployed and state.outputs.get("kubeconfig"):
-        trial_statuses = _with_pods(store, sweep.name, state.outputs, trial_statuses)
+    if cluster is not None:
+        trial_statuses = cluster.annotate(trial_statuses)
     status = SweepStatus(
-        sweep.name, current, None if parallel is None else int(parallel), counts, trial_statuses, None, "gke"
+        sweep.name, current, None if parallel is None else int(parallel), counts, trial_statuses, None, "gke", detail
     )
     return SweepView(status, readings, state)
 
 
-def _with_pods(
-    store: ExperimentStore, sweep: str, outputs: dict[str, Any], statuses: list[tuple[Trial, Status]]
-) -> list[tuple[Trial, Status]]:
-    """Each trial's pod in words (``cluster: {"pod", "reason"}``; one API call for all the Job's pods), or the
-    reason the cluster cannot be read (``cluster: {"error"}``); a status without them is still a status."""
+@dataclass(frozen=True)
+class ClusterReading:
+    """The sweep's pods (the newest of each index, in words) and its trials Job, or why they cannot be read."""
+
+    pods: dict[int, PodState]
+    job: JobReading | None
+    error: str | None = None
+
+    def judge(self, readings: list[TrialReading]) -> list[TrialReading]:
+        """Each trial's state, corrected by what the Job says (a failed index, a Job that ended without it)."""
+        if self.job is None:
+            return readings
+        judged = []
+        for reading in readings:
+            index = reading.trial.index
+            paused_for = str(reading.result.get("reason") or "")
+            verdict = sweep_job.trial_verdict(
+                index, reading.state, self.job, self.pods.get(index), paused_for=paused_for
+            )
+            if verdict is not None:
+                reading = dataclasses.replace(reading, state=verdict.state, detail=verdict.detail)
+            judged.append(reading)
+        return judged
+
+    def annotate(self, statuses: list[tuple[Trial, Status]]) -> list[tuple[Trial, Status]]:
+        """Each trial's pod in words (``cluster: {"pod", "reason"}``), or the reason the cluster cannot be read
+        (``cluster: {"error"}``); a status without them is still a status."""
+        if self.error is not None:
+            unread = {"error": self.error}
+            return [(trial, dataclasses.replace(status, cluster=unread)) for trial, status in statuses]
+        return [
+            (trial, dataclasses.replace(status, cluster={"pod": pod.state, "reason": pod.reason}))
+            if (pod := self.pods.get(trial.index)) is not None
+            else (trial, status)
+            for trial, status in statuses
+        ]
+
+
+def read_cluster(store: ExperimentStore, sweep: str, outputs: dict[str, Any]) -> ClusterReading:
+    """The sweep's pods, events and Jobs: three API calls for all its trials."""
     from tfcli.gke.kube import kube_for
     from tfcli.gke.pod_states import trial_pods
 
@@ -153,15 +211,10 @@ def _with_pods(
             kube.pods(namespace, f"app.kubernetes.io/instance={sweep},app.kubernetes.io/component=trial"),
             kube.events(namespace),
         )
+        job = sweep_job.trials_job(kube.jobs(namespace))
     except TfcliError as error:
-        unread = {"error": error.message.splitlines()[0]}
-        return [(trial, dataclasses.replace(status, cluster=unread)) for trial, status in statuses]
-    return [
-        (trial, dataclasses.replace(status, cluster={"pod": pod.state, "reason": pod.reason}))
-        if (pod := pods.get(trial.index)) is not None
-        else (trial, status)
-        for trial, status in statuses
-    ]
+        return ClusterReading({}, None, error.message.splitlines()[0])
+    return ClusterReading(pods, job)
 
 
 def trial_status(store: ExperimentStore, experiment: ExperimentDir, *, stacks: Stacks) -> Status:

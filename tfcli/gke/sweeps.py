@@ -155,16 +155,26 @@ def stop(
     observer: UpdateObserver | None = None,
     stacks: Stacks,
 ) -> SweepStatus:
-    """Checkpoint (pause, if it still trains), download every trial, destroy the stack; mark everything stopped."""
+    """Checkpoint (pause, if it still trains), download every trial, destroy the stack; mark everything stopped,
+    keeping how the cluster ended what it ended (a failed trial, a failed Job) for ``status`` once it is gone."""
     state = stacks.state(sweep.name)
-    if state.deployed and download_results:
-        current = view(store, sweep, stacks=stacks).status.state
-        if current not in waiting.FINAL and not state.outputs.get("suspended"):
-            pause(store, sweep, observer=observer, stacks=stacks)
-        download(store, sweep, stacks=stacks)
+    ended: dict[str, dict[str, str]] = {}
+    if state.deployed:
+        seen = view(store, sweep, stacks=stacks)
+        if download_results:
+            if seen.status.state not in waiting.FINAL and not state.outputs.get("suspended"):
+                pause(store, sweep, observer=observer, stacks=stacks)
+            download(store, sweep, stacks=stacks)
+        ended = {
+            reading.trial.name: {"ended_as": reading.state, "ended_reason": reading.detail}
+            for reading in seen.readings
+            if reading.state in ("failed", "paused") and reading.detail  # the cluster ended it so
+        }
+        if seen.status.state == "failed":
+            ended[sweep.name] = {"ended_as": "failed", "ended_reason": seen.status.detail}
     tear_down(stacks, state, observer=observer)
     stopped_at = now()
-    mark_stopped(sweep, stopped_at)
+    mark_stopped(sweep, stopped_at, **ended.get(sweep.name, {}))
     for _, experiment in trial_dirs(store, sweep):
-        mark_stopped(experiment, stopped_at, sweep=sweep.name)
+        mark_stopped(experiment, stopped_at, sweep=sweep.name, **ended.get(experiment.name, {}))
     return view(store, sweep, stacks=stacks).status

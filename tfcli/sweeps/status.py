@@ -20,6 +20,7 @@ class SweepStatus:
     trials: list[tuple[Trial, Status]]
     pid: int | None
     backend: str = "local"  # or gke: the sweep's stack
+    detail: str = ""  # why it is in that state, when there is more to say (GKE: why its Job failed)
 
     @property
     def completed(self) -> int:
@@ -30,6 +31,7 @@ class SweepStatus:
             "name": self.name,
             "backend": self.backend,
             "state": self.state,
+            "detail": self.detail,
             "parallel": self.parallel,
             "counts": self.counts,
             "pid": self.pid,

@@ -73,6 +73,8 @@ def _sweep(status: SweepStatus) -> None:
     counts = ", ".join(f"{count} {state}" for state, count in sorted(status.counts.items()))
     parallel = f", {status.parallel} at a time" if status.parallel else ""
     out().print(f"[bold]{status.name}[/] (sweep, {status.backend}{parallel}): {status.state} — {counts}")
+    if status.detail:
+        out().print(f"  {status.detail}", markup=False)
     table = Table("trial", "combination", "seed", "status", "progress", "mean return", box=None, pad_edge=False)
     pods = [current.cluster or {} for _, current in status.trials]
     with_pods = any("pod" in pod for pod in pods)
@@ -85,6 +87,9 @@ def _sweep(status: SweepStatus) -> None:
             row.append(escape(pod["pod"] + (f": {pod['reason']}" if pod.get("reason") else "")) if pod else "-")
         table.add_row(*row)
     out().print(table)
+    for trial, current in status.trials:  # why a trial ended as it did (the pod column is gone once it is stopped)
+        if current.detail and current.state in ("failed", "paused"):
+            out().print(f"  {trial.name} {current.state}: {current.detail}", markup=False)
     if unreadable := next((pod["error"] for pod in pods if "error" in pod), None):
         _warn(f"cannot read the cluster: {unreadable}")
 

@@ -1,0 +1,120 @@
+"""A GKE sweep played end to end without a cloud: the Job the fake ``pulumi up`` applied (rendered from the sweep's
+stack file by infra's own code, admitted as the API server admits it), run by the Job controller stand-in
+(tests/job_controller.py), its pods and Job served by the fake API server (tests/gke/fake_kube.py), and each pod's
+trainer writing to the bucket on the GCS emulator what the real one writes when it ends that way."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fake_kube import Cluster
+from job_controller import JobController, Outcome
+
+from trainer.results import REASON_PREFIX, Result
+from trainer.state import Episode, RunState
+
+EPISODES = 40  # per finished trial; a trial cut short wrote half of them
+
+
+def deployed_job(state: Path, sweep: str) -> dict[str, Any]:
+    """The sweep's Indexed Job as the fake ``pulumi up`` applied it (rendered by infra's program code, admitted)."""
+    stacks = json.loads((state / "state.json").read_text())["stacks"]
+    (job,) = stacks[sweep]["jobs"]
+    return dict(job)
+
+
+def trainer_files(outcome: Outcome, episodes: int) -> dict[str, str]:
+    """What the trainer leaves in its results folder when its pod ends with ``outcome``."""
+    if outcome.exit_code == 2:  # the spec was refused before anything was written
+        return {}
+    returns = [100.0] * episodes
+    lines = [
+        Episode(worker=0, episode=i, timesteps=i * 100, length=100, wall_seconds=i * 0.5, episode_return=100.0)
+        for i in range(1, episodes + 1)
+    ]
+    files = {"progress.jsonl": "".join(json.dumps(line.as_json()) + "\n" for line in lines)}
+    state = RunState(timesteps=episodes * 100, episodes=episodes, updates=episodes // 10)
+    state.recent_returns.extend(returns)
+    if outcome.exit_code == 0:
+        files["result.json"] = json.dumps(Result.of("completed", state).as_json())
+    elif outcome.exit_code == 3:
+        reason = f"{REASON_PREFIX} ($1.00 of $1.00)"
+        files["result.json"] = json.dumps(Result.of("paused", state, reason=reason).as_json())
+    elif outcome.exit_code == 143:
+        files["result.json"] = json.dumps(Result.of("paused", state, reason="SIGTERM").as_json())
+    return files  # a crash (OOM kill) leaves its progress and no result
+
+
+@dataclass
+class PlayedSweep:
+    """The cluster and the trainers of one sweep, a tick at a time (``tick``), or in a thread (``start``)."""
+
+    stack_state: Path  # the fake pulumi's state folder
+    sweep: str
+    bucket: Any  # google.cloud.storage Bucket on the emulator
+    api: Cluster
+    script: dict[int, list[Outcome]]
+    controller: JobController | None = None
+    written: set[tuple[int, int]] = field(default_factory=set)  # (index, attempt) whose files were written
+    stop: threading.Event = field(default_factory=threading.Event)
+    problem: BaseException | None = None
+
+    def deploy(self) -> JobController:
+        self.controller = JobController(deployed_job(self.stack_state, self.sweep), self.script)
+        self.api.add_namespace(f"tfcli-{self.sweep}")
+        self.publish()
+        return self.controller
+
+    def tick(self) -> None:
+        assert self.controller is not None
+        self.controller.tick()
+        for pod in self.controller.pods:
+            if pod.ended is not None and (pod.index, pod.attempt) not in self.written:
+                self.written.add((pod.index, pod.attempt))
+                cut_short = pod.ended.exit_code != 0
+                for name, text in trainer_files(pod.ended, EPISODES // 2 if cut_short else EPISODES).items():
+                    self.bucket.blob(f"{self.sweep}/{self.sweep}-{pod.index}/{name}").upload_from_string(text)
+        self.publish()
+
+    def publish(self) -> None:
+        assert self.controller is not None
+        namespace = self.api.namespaces[f"tfcli-{self.sweep}"]
+        namespace["pods"] = self.controller.pod_documents()
+        namespace["jobs"] = [self.controller.job_document()]
+
+    def run(self) -> None:
+        assert self.controller is not None
+        while not self.controller.finished:
+            self.tick()
+
+    def start(self, seconds: float = 0.05) -> threading.Thread:
+        """Once the stack is up (the fake pulumi's state has its outputs), deploy and tick every ``seconds``."""
+
+        def play() -> None:
+            try:
+                while not self.stop.is_set() and not _deployed(self.stack_state, self.sweep):
+                    self.stop.wait(seconds)
+                if self.stop.is_set():
+                    return
+                controller = self.deploy()
+                while not self.stop.is_set() and not controller.finished:
+                    self.tick()
+                    self.stop.wait(seconds)
+            except BaseException as error:  # reported by the test
+                self.problem = error
+
+        thread = threading.Thread(target=play, daemon=True)
+        thread.start()
+        return thread
+
+
+def _deployed(state: Path, sweep: str) -> bool:
+    try:
+        stacks = json.loads((state / "state.json").read_text())["stacks"]
+    except (OSError, ValueError, KeyError):
+        return False
+    return bool(stacks.get(sweep, {}).get("outputs"))

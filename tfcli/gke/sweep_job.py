@@ -1,0 +1,106 @@
+"""A GKE sweep's Indexed Job as the cluster reports it, and what it adds to the bucket's view of the trials.
+
+The bucket says what a trial wrote (``result.json``, ``progress.jsonl``); only the Job says what the controller did
+with it (infra/sweep_manifests.py): a trial whose index failed (exit 2 before it wrote anything, a crash past its
+retries, ``max_cost``'s exit 3) is in ``status.failedIndexes``, and a Job that ended (``Failed``, ``Complete``)
+starts no more pods, so a trial that never started never will. Without the Job, a sweep with a failed trial would
+look "running" for ever and ``start -s --wait`` would never return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tfcli.gke.pod_states import PodState
+
+TRIALS_ROLE = "trials"  # the Job's tfcli/job annotation (infra/sweep_manifests.py TRIALS_JOB)
+ENDED = ("completed", "failed")  # a trial's states the Job cannot change any more (and "paused" at max_cost)
+
+
+def parse_indexes(text: str | None) -> frozenset[int]:
+    """``completedIndexes``/``failedIndexes`` (``"0,2-4,7"``) as a set; what is not such a list reads as empty."""
+    found: set[int] = set()
+    for part in filter(None, (text or "").split(",")):
+        first, _, last = part.strip().partition("-")
+        if not first.isdigit() or (last and not last.isdigit()):
+            return frozenset()
+        found.update(range(int(first), int(last or first) + 1))
+    return frozenset(found)
+
+
+@dataclass(frozen=True)
+class JobReading:
+    """The trials Job: whether (and why) it failed or completed, and its failed and completed indexes."""
+
+    failed: str | None  # "reason: message" of its Failed (or FailureTarget) condition; None if it has not failed
+    complete: bool
+    failed_indexes: frozenset[int]
+    completed_indexes: frozenset[int]
+
+    @classmethod
+    def of(cls, job: Mapping[str, Any]) -> JobReading:
+        status = job.get("status") or {}
+        conditions = {
+            str(c.get("type")): c
+            for c in status.get("conditions") or []
+            if isinstance(c, dict) and c.get("status") == "True"
+        }
+        failure = conditions.get("Failed") or conditions.get("FailureTarget")
+        failed = None
+        if failure is not None:
+            failed = ": ".join(str(part) for part in (failure.get("reason"), failure.get("message")) if part)
+        return cls(
+            failed=failed if failure is not None else None,
+            complete="Complete" in conditions,
+            failed_indexes=parse_indexes(status.get("failedIndexes")),
+            completed_indexes=parse_indexes(status.get("completedIndexes")),
+        )
+
+
+def trials_job(jobs: list[dict[str, Any]]) -> JobReading | None:
+    """The sweep's trials Job among its namespace's Jobs (the newest, should a replaced one still linger)."""
+    mine = [
+        job for job in jobs if ((job.get("metadata") or {}).get("annotations") or {}).get("tfcli/job") == TRIALS_ROLE
+    ]
+    if not mine:
+        return None
+    newest = max(mine, key=lambda job: str((job.get("metadata") or {}).get("creationTimestamp") or ""))
+    return JobReading.of(newest)
+
+
+@dataclass(frozen=True)
+class TrialVerdict:
+    """What the Job says of one trial: its state and why, when that overrides what the bucket says."""
+
+    state: str
+    detail: str
+
+
+def trial_verdict(
+    index: int, state: str, job: JobReading, pod: PodState | None, *, paused_for: str = ""
+) -> TrialVerdict | None:
+    """A trial's true state when the Job knows better than the bucket (None: the bucket's ``state`` stands).
+
+    - its index failed: failed, with its last pod's reason (the trainer's error line, OOMKilled, ...) — unless the
+      trainer paused it at ``max_cost`` (exit 3), which stays "paused" with the reason its ``result.json`` gives
+      (``paused_for``);
+    - the Job failed and the trial had not ended: stopped — it never started, or was terminated with the Job.
+    """
+    reason = pod.reason if pod is not None else ""
+    if index in job.failed_indexes:
+        if state == "paused" or (pod is not None and pod.state == "paused"):
+            return TrialVerdict("paused", paused_for or reason or "max_cost reached")
+        return TrialVerdict("failed", reason or "its index failed (the Job's failedIndexes)")
+    if job.failed is not None and state not in ENDED and state != "paused":
+        started = "was stopped with it" if pod is not None else "never started"
+        return TrialVerdict("stopped", f"the sweep's Job failed ({job.failed}); this trial {started}")
+    return None
+
+
+def sweep_state(job: JobReading) -> str | None:
+    """The sweep's state when its Job has ended (None while it runs)."""
+    if job.failed is not None:
+        return "failed"
+    return "completed" if job.complete else None
