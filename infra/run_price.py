@@ -1,9 +1,19 @@
 """The hourly price of one experiment's run, handed to its learner (``TFCLI_HOURLY_PRICE``) to enforce ``max_cost``.
 
-On a cluster of its own the run keeps up the whole cluster: its learner pool and CPU pool at their initial size
-(what ``experiment plan`` calls "running") plus GKE's management fee. On a shared cluster it is billed for what it
-occupies: one node of the learner pool and, in distributed mode, the CPU nodes its env workers fill; the cluster's fee
-and idle nodes belong to the cluster's stack. Prices come from the dated table in :mod:`infra.prices`.
+The price is what the run holds while it trains, not what its cluster could hold:
+
+- its learner's node: one node of the learner pool (a learner asks for one GPU, or the node's CPU: one pod a node),
+  whatever the pool's ``num_nodes`` — a second node is the pool's room (for a sweep, a restart), not this run's;
+- its CPU nodes: on a cluster of its own the CPU pool at its initial size (one node for GKE's system pods, which also
+  holds the env workers it fits; more for a distributed run's env workers, see :func:`infra.sizing.cpu_pool`); on a
+  shared cluster only the nodes its env workers fill (none outside distributed mode);
+- GKE's cluster management fee when the cluster is its own (a shared cluster's fee is its stack's);
+- the boot disks of those nodes.
+
+Left out: nodes the autoscaler adds or keeps idle beyond these, network egress, the results bucket and its storage,
+other runs on a shared cluster. Prices come from the dated table in :mod:`infra.prices`. ``experiment plan`` shows the
+cluster's price (every pool at its initial size), which is higher where a pool starts with more nodes than the run
+holds; ``status`` shows what the nodes now up have cost (:mod:`tfcli.gke.cost`).
 """
 
 from __future__ import annotations
@@ -32,23 +42,32 @@ def _group(pool: str, shape: PoolShape, nodes: int) -> prices.NodeGroup:
     )
 
 
-def run_estimate(experiment: Experiment, *, shared_cluster: bool) -> prices.CostEstimate | None:
-    """What the run costs per hour; None when it names no cluster (a shared one whose shape it does not know).
-    Imports the pool shapes (and with them Pulumi): only stacks with ``max_cost`` pay for that."""
+def run_nodes(experiment: Experiment, *, shared_cluster: bool) -> list[prices.NodeGroup] | None:
+    """The nodes the run holds (see the module's docstring); None when it names no cluster (a shared one whose shape it
+    does not know)."""
     from infra.sizing import cpu_pool, learner_pool, workers_per_cpu_node
 
     if experiment.cluster is None:
         return None
-    learner = learner_pool(experiment.cluster)
+    groups = [_group("learner", learner_pool(experiment.cluster), 1)]
     cpu = cpu_pool(experiment)
     if not shared_cluster:
-        groups = [_group("learner", learner, learner.nodes), _group("cpu", cpu, cpu.nodes)]
-        return prices.estimate(groups, clusters=1)
-    workers = experiment.num_workers if experiment.run_mode == "distributed" else 0
-    groups = [_group("learner", learner, 1)]
-    if workers:
-        groups.append(_group("cpu", cpu, math.ceil(workers / workers_per_cpu_node())))
-    return prices.estimate(groups, clusters=0)
+        cpu_nodes = cpu.nodes
+    else:
+        workers = experiment.num_workers if experiment.run_mode == "distributed" else 0
+        cpu_nodes = math.ceil(workers / workers_per_cpu_node())
+    if cpu_nodes:
+        groups.append(_group("cpu", cpu, cpu_nodes))
+    return groups
+
+
+def run_estimate(experiment: Experiment, *, shared_cluster: bool) -> prices.CostEstimate | None:
+    """What the run costs per hour: its nodes, and the cluster fee on a cluster of its own; None when its cluster's
+    shape is unknown."""
+    groups = run_nodes(experiment, shared_cluster=shared_cluster)
+    if groups is None:
+        return None
+    return prices.estimate(groups, clusters=0 if shared_cluster else 1)
 
 
 def run_hourly_price(experiment: Experiment, *, shared_cluster: bool) -> float | None:

@@ -187,13 +187,28 @@ def widest(trials: list[Experiment]) -> Experiment:
     return max(trials, key=lambda trial: (learner_gpus(trial), trial.num_environments))
 
 
+def learner_pods_per_node(experiment: Experiment) -> int:
+    """Learner pods one node of its pool holds: the fewer of its GPUs over the GPUs a learner asks for and the pods its
+    CPU and memory fit — each pod's requests being the learner's plus the GCS FUSE sidecar's, against the room a node
+    leaves (without kube-system's Deployments on a GPU node, which carries the GPU taint). At least one."""
+    requests = learner_resources(experiment)["requests"]
+    pod = {
+        "cpu": f"{millicores(requests['cpu']) + FUSE_SIDECAR_REQUESTS[0]}m",
+        "memory": f"{mebibytes(requests['memory']) + FUSE_SIDECAR_REQUESTS[1]}Mi",
+    }
+    gpus = learner_gpus(experiment)
+    fits = pods_per_node(learner_shape(experiment), pod, tainted=gpus > 0)
+    if gpus:
+        cluster = experiment.cluster
+        fits = min(fits, ((cluster.gpus_per_node if cluster else None) or gpus) // gpus)
+    return max(1, fits)
+
+
 def default_parallelism(trials: list[Experiment]) -> int:
-    """Trials at a time when the sweep names none: what the learner pool holds at its largest, at most all trials."""
+    """Trials at a time when the sweep names none: what the learner pool holds at its largest — its nodes times the
+    pods a node fits (GPUs, CPU and memory; :func:`learner_pods_per_node`) — at most all trials. Counting GPUs alone
+    left pods Pending on a node whose GPUs were free but whose cores were not."""
     trial = widest(trials)
     cluster = trial.cluster
     nodes = (cluster.max_nodes or cluster.num_nodes) if cluster is not None else 1
-    if learner_gpus(trial):
-        per_node = (cluster.gpus_per_node or 1) if cluster is not None else 1
-    else:
-        per_node = max(1, pods_per_node(learner_shape(trial), learner_resources(trial)["requests"]))
-    return max(1, min(len(trials), nodes * per_node))
+    return max(1, min(len(trials), nodes * learner_pods_per_node(trial)))

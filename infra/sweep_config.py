@@ -35,7 +35,7 @@ def is_sweep_config(config: Mapping[str, Any]) -> bool:
 def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transport_token: Any = None) -> SweepSettings:
     """Validate a sweep stack's config; every mistake is an :class:`InvalidInput` naming the stack file and key."""
     from infra.sizing import default_parallelism
-    from tfcli.spec.sweep import expand, read_sweep_file, validate_trials
+    from tfcli.spec.sweep import check_config_map, expand, read_sweep_file, validate_trials
 
     where = config_where(stack, SWEEP_KEY)
     if config.get(EXPERIMENT_KEY) is not None or config.get(CLUSTER_KEY) is not None:
@@ -54,6 +54,7 @@ def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transpo
             f"{where}: run_mode: trials {', '.join(distributed[:3])} are distributed; a sweep on GKE runs single or "
             "multi-threaded trials (one pod each); run a distributed sweep locally"
         )
+    check_config_map(trials, where)  # Kubernetes would refuse the ConfigMap at `pulumi up`, after the cluster is made
     settings = settings_from_config(
         {**config, EXPERIMENT_KEY: trials[0].model_dump(mode="json", exclude_none=True), SWEEP_KEY: None},
         stack=stack,

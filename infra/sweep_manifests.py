@@ -30,13 +30,13 @@ from infra import naming
 from infra.manifests import learner_job
 from infra.pod_parts import RETRIES, SPEC_DIGEST, ManifestContext, failure_policy, named_job
 from infra.sizing import widest
-from tfcli.spec import Experiment, to_yaml
+from tfcli.spec import Experiment
+from tfcli.spec.sweep import trial_file, trials_data
 
 TRIALS_CONFIG_MAP = "sweep-trials"
 TRIALS_JOB = "trials"
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 INDEX_VARIABLE = "TRIAL_INDEX"
-CONFIG_MAP_LIMIT = 1_000_000  # bytes; Kubernetes refuses a ConfigMap over 1 MiB
 
 
 def max_failed_trials(trials: int) -> int:
@@ -44,17 +44,9 @@ def max_failed_trials(trials: int) -> int:
     return trials // 2
 
 
-def trial_file(index: int | str) -> str:
-    return f"trial-{index}.yaml"
-
-
 def trial_results(sweep: str, index: int | str) -> str:
     """Where trial ``index`` writes inside the pod: ``/results/<sweep>/<sweep>-<index>`` (its bucket prefix)."""
     return f"{naming.RESULTS_DIR}/{sweep}/{sweep}-{index}"
-
-
-def trials_data(trials: list[Experiment]) -> dict[str, str]:
-    return {trial_file(index): to_yaml(trial) for index, trial in enumerate(trials)}
 
 
 def build_sweep_manifests(

@@ -262,3 +262,23 @@ def test_logs_of_an_env_worker(deployed: Cluster, auth_plugin: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "worker 1 serving\n"
     assert "container=env-worker" in deployed.requests[-1] and "tailLines=1" in deployed.requests[-1]
+
+
+def test_the_max_cost_warning_counts_what_the_trainer_counts(deployed: Cluster, auth_plugin: Path, gcs: Any) -> None:
+    """The learner was handed $0.50/h (``TFCLI_HOURLY_PRICE``) and has trained 1.7 h: the trainer counts $0.85 of
+    max_cost $1, so `status` warns from that figure (85 %), not from the nodes' $0.64 (64 %), which it still shows."""
+    from infra.naming import bucket_name
+
+    for pod in deployed.namespaces["tfcli-si1"]["pods"]:
+        if pod["metadata"]["labels"].get("app.kubernetes.io/component") == "learner":
+            for container in pod["spec"]["containers"]:
+                container["env"] = [{"name": "TFCLI_HOURLY_PRICE", "value": "0.5"}]
+    line = {"worker": 0, "episode": 1, "timesteps": 500, "return": 1.0, "length": 500, "wall_seconds": 1.7 * 3600}
+    blob = gcs.bucket(bucket_name("si1", "tfcli-test-project")).blob("si1/progress.jsonl")
+    blob.upload_from_string(json.dumps(line) + "\n")
+    data = json.loads(runner.invoke(app, ["experiment", "status", "-e", "si1", "--json"]).stdout)
+    assert data["cost"]["hourly_price"] == 0.5 and data["cost"]["counted_usd"] == pytest.approx(0.85)
+    assert data["cost"]["usd"] < 0.8  # the nodes' cost alone would not warn
+    shown = runner.invoke(app, ["experiment", "status", "-e", "si1"])
+    assert "counted against max_cost: $0.85 (the run's $0.5000/h x its training wall time)" in shown.stdout
+    assert "si1: cost $0.85 is 85% of max_cost $1.00" in shown.stderr

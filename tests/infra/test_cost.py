@@ -72,3 +72,26 @@ def test_the_table_is_dated_and_covers_every_gpu_and_bundled_cluster() -> None:
 def test_every_bundled_experiment_has_a_positive_estimate(name: str) -> None:
     cost = plan_for(stack_config(experiment(name))).cost
     assert cost.usd_per_hour > prices.GKE_CLUSTER_FEE_HOUR and cost.as_of == prices.AS_OF
+
+
+def test_the_flagships_run_price_is_one_learner_node_its_cpu_nodes_and_the_fee() -> None:
+    """From the table, by hand: one spot n1-standard-8 with a T4 (of the learner pool's two), the two on-demand
+    e2-standard-4 CPU nodes its 4 env workers fill (3 a node, the first also GKE's system node), their boot disks and
+    the cluster fee."""
+    from infra.run_price import run_estimate, run_hourly_price
+
+    spec = experiment("space-invaders-dqn", max_cost=50)
+    n1_spot = prices.MACHINE_RATES[("n1", False)][1]
+    e2 = prices.MACHINE_RATES[("e2", False)][0]
+    disk_gb_hour = prices.PD_BALANCED_GB_MONTH / prices.HOURS_PER_MONTH
+    t4_spot = prices.GPU_RATES["nvidia-tesla-t4"][1]
+    learner_node = 8 * n1_spot.vcpu + 30 * n1_spot.memory_gib + t4_spot + 100 * disk_gb_hour
+    cpu_node = 4 * e2.vcpu + 16 * e2.memory_gib + 50 * disk_gb_hour
+    expected = learner_node + 2 * cpu_node + prices.GKE_CLUSTER_FEE_HOUR
+    assert run_hourly_price(spec, shared_cluster=False) == pytest.approx(expected, abs=1e-4)
+    assert run_hourly_price(spec, shared_cluster=True) == pytest.approx(learner_node + 2 * cpu_node, abs=1e-4)
+    estimate = run_estimate(spec, shared_cluster=False)
+    assert estimate is not None
+    counts = {line.item: line.count for line in estimate.lines}
+    assert counts["learner: n1-standard-8 (spot)"] == 1 and counts["learner: nvidia-tesla-t4 GPU (spot)"] == 1
+    assert counts["cpu: e2-standard-4 (on-demand)"] == 2 and counts["GKE cluster management fee"] == 1

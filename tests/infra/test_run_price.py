@@ -12,11 +12,12 @@ from infra.pod_parts import EXIT_COST_LIMIT, HOURLY_PRICE_ENV
 from infra.run_price import run_hourly_price
 
 DISK_HOUR = 0.10 / 730  # pd-balanced, $ per GB-hour
-# space-invaders-dqn: 2 x n1-standard-8 (8 vCPU, 30 GiB) spot with one T4 each, 100 GB disks; 4 env workers need
-# 2 e2-standard-4 (4 vCPU, 16 GiB, on-demand, 50 GB disks) at 3 workers a node.
+# space-invaders-dqn: a pool of 2 x n1-standard-8 (8 vCPU, 30 GiB) spot with one T4 each, 100 GB disks, of which its
+# one learner holds one node; 4 env workers need 2 e2-standard-4 (4 vCPU, 16 GiB, on-demand, 50 GB disks) at 3
+# workers a node, the first of them also GKE's system node.
 LEARNER_NODE = 8 * 0.006655 + 30 * 0.000892 + 0.14 + 100 * DISK_HOUR
 CPU_NODE = 4 * 0.021811 + 16 * 0.002923 + 50 * DISK_HOUR
-DEDICATED = 2 * LEARNER_NODE + 2 * CPU_NODE + 0.10  # + GKE's cluster fee
+DEDICATED = 1 * LEARNER_NODE + 2 * CPU_NODE + 0.10  # + GKE's cluster fee
 SHARED = 1 * LEARNER_NODE + 2 * CPU_NODE  # its learner's node and its workers' nodes; no fee
 
 
@@ -35,9 +36,20 @@ def test_the_learner_gets_its_runs_hourly_price_with_max_cost(shared: bool, pric
     )
 
 
-def test_the_dedicated_price_is_the_plans_running_estimate() -> None:
+def test_the_price_is_one_learner_node_not_the_learner_pool() -> None:
+    """The plan prices the cluster (the learner pool's 2 nodes); the run holds one of them, so it is cheaper by one
+    learner node — which is what made the trainer pause at 73 % of the budget."""
     spec = experiment("space-invaders-dqn", max_cost=50)
-    assert run_hourly_price(spec, shared_cluster=False) == plan_for(stack_config(spec)).cost.usd_per_hour
+    assert spec.cluster is not None and spec.cluster.num_nodes == 2
+    cluster_price = plan_for(stack_config(spec)).cost.usd_per_hour
+    assert run_hourly_price(spec, shared_cluster=False) == pytest.approx(cluster_price - LEARNER_NODE, abs=1e-4)
+
+
+@pytest.mark.parametrize(("shared", "price"), [(False, LEARNER_NODE + CPU_NODE + 0.10), (True, LEARNER_NODE)])
+def test_a_single_mode_run_holds_no_worker_nodes(shared: bool, price: float) -> None:
+    """On its own cluster the CPU pool's one (system) node; on a shared one no CPU node at all."""
+    spec = experiment("space-invaders-dqn", max_cost=50, run_mode="single", num_workers=None)
+    assert run_hourly_price(spec, shared_cluster=shared) == pytest.approx(price, abs=1e-4)
 
 
 def test_without_max_cost_the_learner_gets_no_price() -> None:

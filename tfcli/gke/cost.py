@@ -6,6 +6,12 @@ and the fee's hours from the cluster's age (its ``kube-system`` namespace is mad
 now are counted: a node the autoscaler removed is gone from the API with its hours, so after a scale-down the figure
 is a floor. Boot disks are left out (about 2 % of a GPU node's price). An experiment on a shared cluster is billed
 through that cluster's stack, so this is for an experiment with a cluster of its own.
+
+That is the cluster's bill so far, not what ``max_cost`` limits: the trainer counts the run's hourly price
+(``TFCLI_HOURLY_PRICE``, computed once by :func:`infra.run_price.run_hourly_price` and handed to the learner) times
+its training wall time. ``status`` reads that price back from the learner pod (:func:`handed_price`) and warns about
+``max_cost`` from the same figure (:func:`counted_cost`), so its warning and the trainer's pause agree; it never
+prices the run a second way.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from datetime import datetime
 from typing import Any
 
 from infra import prices
+from infra.pod_parts import HOURLY_PRICE_ENV
+from tfcli.gke.pod_states import ROLE_LABEL
 
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 SPOT_LABELS = ("cloud.google.com/gke-spot", "cloud.google.com/gke-preemptible")
@@ -89,8 +97,27 @@ def accrued_cost(nodes: list[dict[str, Any]], *, cluster_created: str | None, no
     return AccruedCost(sum(item.usd for item in items), tuple(items), unpriced=tuple(unpriced))
 
 
+def handed_price(pods: list[dict[str, Any]]) -> float | None:
+    """The hourly price the stack handed the learner (its ``TFCLI_HOURLY_PRICE``); None without one (no ``max_cost``,
+    or no learner pod listed)."""
+    for pod in pods:
+        if ((pod.get("metadata") or {}).get("labels") or {}).get(ROLE_LABEL) != "learner":
+            continue
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            for variable in container.get("env") or []:
+                if variable.get("name") == HOURLY_PRICE_ENV and variable.get("value"):
+                    return float(variable["value"])
+    return None
+
+
+def counted_cost(hourly_price: float, wall_seconds: float | None) -> float:
+    """What the trainer counts against ``max_cost`` (trainer/hooks/cost_limit.py): price x training wall time."""
+    return hourly_price * (wall_seconds or 0.0) / 3600
+
+
 def budget_warning(accrued: float, max_cost: float | None) -> str:
-    """The warning ``status`` prints from 80 % of ``max_cost`` ("" below it or without one)."""
+    """The warning ``status`` prints from 80 % of ``max_cost`` ("" below it or without one). ``accrued``: the cost the
+    trainer counts (:func:`counted_cost`) where the learner has a price, else the nodes' cost so far."""
     if max_cost is None or accrued < WARN_FRACTION * max_cost:
         return ""
     if accrued >= max_cost:

@@ -17,18 +17,15 @@ def observe(status: Status, outputs: dict[str, Any], project: ProjectDir, spec: 
     """``status`` with its ``cluster`` and ``cost`` filled in (and ``failed`` when the learner's Job failed)."""
     if not outputs.get("kubeconfig"):
         return status
-    from tfcli.gke.cost import accrued_cost
+    from tfcli.gke.cost import accrued_cost, counted_cost, handed_price
     from tfcli.gke.kube import kube_for
     from tfcli.gke.pod_states import cluster_view
 
     namespace = str(outputs.get("namespace") or f"tfcli-{status.name}")
     try:
         kube = kube_for(outputs, project)
-        view = cluster_view(
-            kube.pods(namespace, f"app.kubernetes.io/instance={status.name}"),
-            kube.events(namespace),
-            kube.jobs(namespace),
-        )
+        pods = kube.pods(namespace, f"app.kubernetes.io/instance={status.name}")
+        view = cluster_view(pods, kube.events(namespace), kube.jobs(namespace))
         cost = None
         if not outputs.get("sharedClusterStack"):
             created = (kube.namespace("kube-system").get("metadata") or {}).get("creationTimestamp")
@@ -38,6 +35,9 @@ def observe(status: Status, outputs: dict[str, Any], project: ProjectDir, spec: 
     changes: dict[str, Any] = {"cluster": view.as_json()}
     if cost is not None:
         changes["cost"] = {**cost.as_json(), "max_cost": spec.get("max_cost")}
+        if (price := handed_price(pods)) is not None:  # what the trainer counts against max_cost
+            counted = round(counted_cost(price, status.wall_seconds), 4)
+            changes["cost"] |= {"hourly_price": price, "counted_usd": counted}
     learner_job = view.jobs.get("learner", "")
     if status.state == "running" and learner_job.startswith("Failed"):
         changes["state"] = "failed"

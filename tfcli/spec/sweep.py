@@ -20,9 +20,10 @@ from __future__ import annotations
 import itertools
 import math
 import random as random_module
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError, field_validator
 
@@ -31,7 +32,14 @@ from tfcli.spec.base import MAX_NAME_LENGTH, DnsName, StrictModel
 from tfcli.spec.errors import problems_of
 from tfcli.spec.sweep_axes import check_key, describe, numbers_as_numbers, set_dotted
 
+if TYPE_CHECKING:
+    from tfcli.spec.experiment import Experiment
+
 MAX_TRIALS = 1000
+# On GKE every trial's spec is one key of the sweep's ConfigMap (infra/sweep_manifests.py). The API server refuses a
+# ConfigMap whose data values total more than corev1.MaxSecretSize, 1 MiB: its ConfigMap validation sums len(value)
+# (UTF-8 bytes) over data and binaryData — keys are not counted.
+CONFIG_MAP_LIMIT = 1024 * 1024
 
 
 class SweepFile(StrictModel):
@@ -183,3 +191,33 @@ def validate_trials(trials: list[Trial], shown: str, base_dir: Path, library: An
     if problems:
         raise InvalidInput(problems)
     return specs
+
+
+def trial_file(index: int | str) -> str:
+    """Trial ``index``'s key in the sweep's ConfigMap, and its file under the pod's spec folder."""
+    return f"trial-{index}.yaml"
+
+
+def trials_data(specs: Sequence[Experiment]) -> dict[str, str]:
+    """The sweep ConfigMap's data: ``trial-<k>.yaml`` -> trial ``k``'s resolved spec as YAML."""
+    from tfcli.spec.loader import to_yaml
+
+    return {trial_file(index): to_yaml(spec) for index, spec in enumerate(specs)}
+
+
+def config_map_size(data: Mapping[str, str]) -> int:
+    """Bytes of a ConfigMap's data as Kubernetes counts them against :data:`CONFIG_MAP_LIMIT` (the values)."""
+    return sum(len(value.encode()) for value in data.values())
+
+
+def check_config_map(specs: Sequence[Experiment], shown: str) -> None:
+    """Refuse trials whose ConfigMap Kubernetes would refuse (at ``pulumi up``, after the cluster was made)."""
+    size = config_map_size(trials_data(specs))
+    if size <= CONFIG_MAP_LIMIT:
+        return
+    fit = len(specs) * CONFIG_MAP_LIMIT // size
+    raise InvalidInput(
+        f"{shown}: axes, seeds: {len(specs)} trials make a {size:,}-byte ConfigMap of trial specs on GKE, over "
+        f"Kubernetes' limit of {CONFIG_MAP_LIMIT:,} bytes (1 MiB); about {fit} such trials fit",
+        hint="use fewer seeds or fewer values on an axis (or random: N), or split the sweep into several",
+    )

@@ -13,7 +13,15 @@ from tfcli.spec import ConfigLibrary, Experiment, to_data
 from tfcli.spec.documents import display_path, read_document
 from tfcli.spec.library import looks_like_path
 from tfcli.spec.loader import locate, resolve_experiment
-from tfcli.spec.sweep import SweepFile, Trial, expand, is_sweep_document, read_sweep_file, validate_trials
+from tfcli.spec.sweep import (
+    SweepFile,
+    Trial,
+    check_config_map,
+    expand,
+    is_sweep_document,
+    read_sweep_file,
+    validate_trials,
+)
 from tfcli.spec.sweep_axes import check_key, parse_set
 from tfcli.stackfiles.sweep import sweep_stack
 from tfcli.sweeps.store import SweepDir, refuse_clash, sweep_dir, sweep_yaml
@@ -65,8 +73,9 @@ def _merged(data: dict[str, Any], options: SweepOptions, default_name: str) -> d
     return merged
 
 
-def plan_sweep(reference: str, options: SweepOptions, library: ConfigLibrary) -> Planned:
-    """Resolve and validate a sweep from a sweep file or an experiment spec (``-f``) and the options."""
+def plan_sweep(reference: str, options: SweepOptions, library: ConfigLibrary, *, for_gke: bool = False) -> Planned:
+    """Resolve and validate a sweep from a sweep file or an experiment spec (``-f``) and the options. ``for_gke``: it
+    will run on GKE, so its trials must also fit one ConfigMap (the sweep stack checks that again, for any sweep)."""
     path = _source(reference, library)
     shown = display_path(path)
     data = read_document(path)
@@ -91,6 +100,8 @@ def plan_sweep(reference: str, options: SweepOptions, library: ConfigLibrary) ->
     resolved = sweep.model_copy(update={"base": to_data(base)})
     trials = expand(resolved, to_data(base), shown)
     specs = validate_trials(trials, shown, path.parent)
+    if for_gke:
+        check_config_map(specs, shown)
     return Planned(resolved, trials, specs, shown)
 
 

@@ -1,13 +1,13 @@
 """Pause the run once it has cost the experiment's ``max_cost``, wherever it runs and whether or not anyone watches.
 
-The stack hands the learner its run's hourly price (``TFCLI_HOURLY_PRICE``, dollars per hour of everything the run
-keeps up: nodes, GPUs, disks and, on a cluster of its own, GKE's fee; see :mod:`infra.run_price`). The accrued cost is
-that price times the run's training wall time, which counts the segments before a resume (the checkpoint's
-``wall_seconds``), so a run paused and resumed keeps counting where it stopped. When it reaches the limit the hook asks
-the loop to stop: the run checkpoints, writes ``status: paused`` with the reason in ``result.json`` and exits
-:data:`trainer.results.COST_LIMIT_EXIT_CODE`, which ends its Job for good (a plain pause, 143, would be started again
-by the Job and pause again at once, keeping a GPU node up). Raising ``max_cost`` and starting the experiment again
-continues it from the checkpoint.
+The stack hands the learner its run's hourly price (``TFCLI_HOURLY_PRICE``, dollars per hour of what the run holds: its
+learner's node, its CPU nodes, their GPUs and disks and, on a cluster of its own, GKE's fee; see
+:mod:`infra.run_price`). The accrued cost is that price times the run's training wall time, which counts the segments
+before a resume (the checkpoint's ``wall_seconds``), so a run paused and resumed keeps counting where it stopped. When
+it reaches the limit the hook asks the loop to stop: the run checkpoints, writes ``status: paused`` with the reason in
+``result.json`` and exits :data:`trainer.results.COST_LIMIT_EXIT_CODE`, which ends its Job for good (a plain pause, 143,
+would be started again by the Job and pause again at once, keeping a GPU node up). Raising ``max_cost`` and starting the
+experiment again continues it from the checkpoint.
 
 The price covers the run's time in training, not the minutes of scheduling and start-up around it: a floor of what
 the run cost, which is what a limit needs to be safe to leave unattended only with a margin (``status`` warns at 80 %).

@@ -111,7 +111,8 @@ def sweep(
 
     ctx = CliContext()
     options = SweepOptions(name, tuple(sets or ()), seeds, random, random_seed, parallel)
-    planned = plan_sweep(file, options, ConfigLibrary.for_project(ctx.project.root))
+    on_gke = ctx.project.settings.default_backend == "gke" and not (start and local)  # where `start -s` runs it
+    planned = plan_sweep(file, options, ConfigLibrary.for_project(ctx.project.root), for_gke=on_gke)
     if build:
         for line in build_trials(planned):
             err().print(f"  {escape(line)}")

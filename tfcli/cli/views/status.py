@@ -23,7 +23,8 @@ def _budget_warning(cost: dict[str, Any] | None) -> str | None:
         return None
     from tfcli.gke.cost import budget_warning
 
-    return budget_warning(cost["usd"], cost.get("max_cost"))
+    counted = cost.get("counted_usd")  # the trainer's own figure, when the learner was handed a price
+    return budget_warning(cost["usd"] if counted is None else counted, cost.get("max_cost"))
 
 
 @singledispatch
@@ -64,6 +65,11 @@ def _show_cluster(current: Status) -> None:
     out().print(f"  cost so far: ${cost['usd']:,.2f}{limit} (list prices of {cost['prices_as_of']}; nodes now up)")
     for item in cost["items"]:
         out().print(f"    {item['item']}: {item['hours']:,.2f} h, ${item['usd']:,.2f}", markup=False)
+    if cost.get("counted_usd") is not None:
+        out().print(
+            f"  counted against max_cost: ${cost['counted_usd']:,.2f} "
+            f"(the run's ${cost['hourly_price']:,.4f}/h x its training wall time)"
+        )
     if warning := _budget_warning(cost):
         _warn(f"{current.name}: {warning}")
 
