@@ -1,4 +1,5 @@
-"""The hourly price of one experiment's run, handed to its learner (``TFCLI_HOURLY_PRICE``) to enforce ``max_cost``.
+"""The hourly price of one experiment's run, handed to its learner (``TFCLI_HOURLY_PRICE``) to enforce ``max_cost``;
+and of one trial of a GKE sweep (:func:`trial_hourly_price`).
 
 The price is what the run holds while it trains, not what its cluster could hold:
 
@@ -77,3 +78,28 @@ def run_hourly_price(experiment: Experiment, *, shared_cluster: bool) -> float |
         return None
     estimate = run_estimate(experiment, shared_cluster=shared_cluster)
     return None if estimate is None else estimate.usd_per_hour
+
+
+def trial_hourly_price(trials: list[Experiment], *, shared_cluster: bool) -> float | None:
+    """Dollars per hour for each trial pod of a GKE sweep (``TFCLI_HOURLY_PRICE``, one value in the pod template the
+    trials share); None unless a trial sets ``max_cost``, or when the cluster's shape is unknown.
+
+    A trial holds its share of a learner node (one of the learner pods a node fits) and, on the sweep's own cluster, a
+    share of the CPU node and the fee, split among the trials the learner pool holds at its largest. Not among
+    ``--parallel`` trials: the price is part of the pod template, and a new template is a new Job, which would lose the
+    trials it completed. A sweep run with fewer trials at a time than its pool holds is charged a little less fee and
+    system node per trial than it pays.
+    """
+    from infra.sizing import default_parallelism, learner_pods_per_node, widest
+
+    if all(trial.max_cost is None for trial in trials):
+        return None
+    trial = widest(trials)
+    groups = run_nodes(trial, shared_cluster=shared_cluster)
+    if groups is None:
+        return None
+    learner, *cpu = groups
+    price = prices.estimate([learner], clusters=0).usd_per_hour / learner_pods_per_node(trial)
+    if not shared_cluster:
+        price += prices.estimate(cpu, clusters=1).usd_per_hour / default_parallelism(trials)
+    return round(price, 4)

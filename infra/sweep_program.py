@@ -10,6 +10,7 @@ import pulumi
 from infra import naming
 from infra.image import default_image
 from infra.pod_parts import ManifestContext
+from infra.run_price import trial_hourly_price
 from infra.run_stack import RunStack, declare_run
 from infra.sizing import cpu_pool, learner_gpus, widest
 from infra.sweep_config import SweepSettings, read_sweep_config
@@ -17,7 +18,8 @@ from infra.sweep_manifests import build_sweep_manifests
 
 
 def sweep_context(sweep: SweepSettings) -> ManifestContext:
-    """Names from the sweep's (not a trial's) name; the image by whether the trials' learner has a GPU."""
+    """Names from the sweep's (not a trial's) name; the image by whether the trials' learner has a GPU; each trial's
+    hourly price for ``max_cost`` (:func:`infra.run_price.trial_hourly_price`)."""
     settings, name = sweep.settings, sweep.name
     gpu = learner_gpus(widest(sweep.trials)) > 0
     return ManifestContext(
@@ -27,6 +29,7 @@ def sweep_context(sweep: SweepSettings) -> ManifestContext:
         bucket=naming.bucket_name(name, settings.project),
         service_account_email=naming.service_account_email(naming.writer_account_id(name), settings.project),
         suspend=settings.suspend,
+        hourly_price=trial_hourly_price(sweep.trials, shared_cluster=settings.shared_cluster_stack is not None),
     )
 
 

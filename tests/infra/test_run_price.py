@@ -3,6 +3,13 @@ price table — computed here by hand — and a learner that paused itself at th
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 import kubernetes_validate
 import pytest
 from infra_testkit import containers, experiment, jobs, plan_for, stack_config
@@ -70,3 +77,75 @@ def test_a_run_paused_at_its_limit_ends_its_job_and_failed_containers_report_the
         assert fail_job["action"] == "FailJob" and EXIT_COST_LIMIT in fail_job["onExitCodes"]["values"]
         for container in job["spec"]["template"]["spec"]["containers"]:
             assert container["terminationMessagePolicy"] == "FallbackToLogsOnError"
+
+
+# cartpole-lr's cluster single-node: one on-demand e2-standard-8 (8 vCPU, 32 GiB, 100 GB disk), the learner pool; its
+# own cluster adds one e2-standard-4 system node (50 GB disk) and the fee.
+E2_8_NODE = 8 * 0.021811 + 32 * 0.002923 + 100 * DISK_HOUR
+
+
+def sweep_settings(*sets: str, shared: bool = False) -> Any:
+    """The bundled sweep cartpole-lr in single mode, as its stack's config validates it."""
+    from infra_testkit import LIBRARY, PROJECT, SHARED_STACK, ZONE
+
+    from infra.sweep_config import sweep_settings_from_config
+    from tfcli.sweeps.create import SweepOptions, plan_sweep
+
+    planned = plan_sweep("cartpole-lr", SweepOptions(sets=("run_mode=single", *sets)), LIBRARY)
+    config: dict[str, Any] = {"gcp:project": PROJECT, "gcp:zone": ZONE, "tfcli:sweep": planned.sweep.model_dump()}
+    if shared:
+        config["tfcli:sharedClusterStack"] = SHARED_STACK
+    return sweep_settings_from_config(config, stack="cartpole-lr")
+
+
+def sweep_job(*sets: str, parallelism: int | None = None, shared: bool = False) -> dict[str, Any]:
+    from infra.sweep_manifests import build_sweep_manifests
+    from infra.sweep_program import sweep_context
+
+    sweep = sweep_settings(*sets, shared=shared)
+    objects = build_sweep_manifests(
+        sweep.name, sweep.trials, sweep_context(sweep), parallelism=parallelism or sweep.parallelism
+    )
+    return next(obj for obj in objects if obj["kind"] == "Job")
+
+
+def trial_env(job: dict[str, Any]) -> dict[str, Any]:
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    return {item["name"]: item.get("value") for item in container["env"]}
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["own-cluster", "shared"])
+def test_each_trial_of_a_gke_sweep_with_max_cost_gets_its_share_of_the_price(shared: bool) -> None:
+    """A trial holds one of the learner pods a node fits and, on the sweep's own cluster, its share of the system
+    node and the fee among the trials the pool holds; the same price at any --parallel (the Job keeps its name)."""
+    job = sweep_job("max_cost=0.5", shared=shared)
+    per_node = job["spec"]["parallelism"]  # the pool (one node) at its largest: what a node fits
+    assert per_node == 3
+    price = E2_8_NODE / per_node + (0 if shared else (CPU_NODE + 0.10) / per_node)
+    assert float(trial_env(job)[HOURLY_PRICE_ENV]) == pytest.approx(price, abs=1e-4)
+    other = sweep_job("max_cost=0.5", parallelism=1, shared=shared)
+    assert trial_env(other)[HOURLY_PRICE_ENV] == trial_env(job)[HOURLY_PRICE_ENV]
+    assert other["metadata"]["name"] == job["metadata"]["name"]
+    assert HOURLY_PRICE_ENV not in trial_env(sweep_job(shared=shared))  # no max_cost, no price
+
+
+def test_a_trial_pod_pauses_itself_at_its_max_cost_with_exit_3(tmp_path: Path) -> None:
+    """Trial 0's pod as a process, with the env and args the Job gives it: the trainer counts the price against its
+    max_cost (it no longer says "this run has none"), pauses and exits 3, which fails only its index."""
+    job = sweep_job("max_cost=0.00001", "total_timesteps=200000")
+    env = {"PATH": os.environ["PATH"], **{k: v for k, v in trial_env(job).items() if v is not None}, "TRIAL_INDEX": "0"}
+    spec_dir = tmp_path / "spec"
+    spec_dir.mkdir()
+    from tfcli.spec.sweep import trials_data
+
+    for name, text in trials_data(sweep_settings("max_cost=0.00001", "total_timesteps=200000").trials).items():
+        (spec_dir / name).write_text(text)
+    args = ["run", "--spec", str(spec_dir / "trial-0.yaml"), "--output", str(tmp_path / "out")]
+    command = [sys.executable, "-m", "trainer", *args]
+    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == EXIT_COST_LIMIT, done.stderr[-2000:]
+    result = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert result["status"] == "paused" and result["reason"].startswith("max_cost reached")
+    assert "has none" not in done.stderr
+    rule = job["spec"]["podFailurePolicy"]["rules"][0]
+    assert rule["action"] == "FailIndex" and EXIT_COST_LIMIT in rule["onExitCodes"]["values"]
