@@ -35,6 +35,7 @@ EXPECTED = {
     "pending-max-nodes": ("pending", "its node pool is at its maximum size (the cluster's max_nodes)"),
     "pending-quota": ("pending", "adding a node failed, the GCP quota is too low (Node scale up in zones"),
     "pending-untolerated-taint": ("pending", "a taint the pod does not tolerate {nvidia.com/gpu: present}"),
+    "pending-untolerated-taint-1.34": ("pending", "a taint the pod does not tolerate (0/3 nodes are available: 1 node"),
     "image-pull-backoff": ("image-pull-error", "cannot pull us-central1-docker.pkg.dev/tfcli-test-project/tfcli/"),
     "running": ("running", ""),
     "preempted-and-resumed": ("running", ""),
@@ -52,6 +53,25 @@ def test_every_recorded_state_is_explained(name: str) -> None:
     assert words in view.learner.reason
     assert view.summary().startswith(f"learner {state}")
     assert view.preemptions == (2 if name == "preempted-and-resumed" else 0)
+
+
+@pytest.mark.parametrize(
+    ("message", "named"),
+    [  # the same scheduler refusal before Kubernetes 1.34 and after (kubernetes PR 134740 dropped the taint's name)
+        (
+            "0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, 2 Insufficient cpu.",
+            " {nvidia.com/gpu: present}",
+        ),
+        ("0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.", ""),
+    ],
+)
+def test_an_untolerated_taint_is_explained_in_both_scheduler_forms(message: str, named: str) -> None:
+    data = recorded("pending-untolerated-taint-1.34")
+    data["pods"][0]["status"]["conditions"][0]["message"] = data["events"][0]["message"] = message
+    learner = cluster_view(**data).learner
+    assert learner is not None and learner.state == "pending"
+    said = "unschedulable: the nodes with room have a taint the pod does not tolerate"
+    assert learner.reason == f"{said}{named} ({message})"
 
 
 def test_preemptions_and_job_outcomes_are_summarised() -> None:
