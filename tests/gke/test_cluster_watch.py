@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from fake_kube import Cluster, serve
-from gke_testkit import FakePulumi
+from gke_testkit import AUTH_PLUGIN_FAILURE, FakePulumi
 from typer.testing import CliRunner
 
 from infra.cluster import kubeconfig_text
@@ -218,6 +218,31 @@ def test_logs_without_the_auth_plugin_say_how_to_install_it(deployed: Cluster, m
     assert "gke-gcloud-auth-plugin is not on PATH" in result.stderr
     assert "gcloud components install gke-gcloud-auth-plugin" in result.stderr
     assert not any(path.split("?")[0].endswith("/log") for path in deployed.requests)
+
+
+def test_a_failing_auth_plugin_is_named_with_what_it_said(deployed: Cluster, failing_auth_plugin: Path) -> None:
+    """The kubernetes client only logs a failing exec plugin; tfcli says so instead of going on to a bare 401."""
+    result = runner.invoke(app, ["experiment", "logs", "-e", "si1"])
+    assert result.exit_code == 1
+    assert "gke-gcloud-auth-plugin gave no token for the cluster" in result.stderr
+    assert f"exec: process returned 1. {AUTH_PLUGIN_FAILURE}" in result.stderr
+    assert "401" not in result.stderr and deployed.requests == []  # it stopped before asking the cluster anything
+    status = runner.invoke(app, ["experiment", "status", "-e", "si1"])
+    assert status.exit_code == 0, status.stderr  # status still shows the bucket's part, and warns
+    assert "gke-gcloud-auth-plugin gave no token" in status.stderr and "exec: process returned 1" in status.stderr
+
+
+def test_an_api_error_shows_the_apis_own_message(deployed: Cluster, auth_plugin: Path) -> None:
+    learner = deployed.namespaces["tfcli-si1"]["pods"][-1]  # scheduled, its containers not created yet
+    learner["status"] = {"phase": "Pending", "containerStatuses": [
+        {"name": "learner", "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]}  # fmt: skip
+    result = runner.invoke(app, ["experiment", "logs", "-e", "si1"])
+    assert result.exit_code == 1
+    name = learner["metadata"]["name"]
+    assert (
+        f"cannot read the log of {name} on the cluster si1: 400 Bad Request: "
+        f'container "learner" in pod "{name}" is waiting to start: ContainerCreating'
+    ) in result.stderr
 
 
 def test_status_and_list_show_the_pods_and_the_cost(deployed: Cluster, auth_plugin: Path) -> None:
