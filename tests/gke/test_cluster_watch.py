@@ -197,6 +197,18 @@ def test_logs_stream_the_newest_learner_pod(deployed: Cluster, auth_plugin: Path
     assert "container=learner" in logs[-1] and "follow=true" in logs[-1]
 
 
+def test_log_characters_cut_between_chunks_come_out_whole(deployed: Cluster, auth_plugin: Path) -> None:
+    lines = ["épisode 1 — récompense ≥ 21 🎯\n", "Ünïcødé: 学习率 0.001 ✓\n"]
+    deployed.logs["learner-1a2b3c4d-q8x2v"] = lines
+    deployed.log_piece = 3  # every multi-byte character above straddles a piece boundary somewhere
+    data = "".join(lines).encode()
+    with pytest.raises(UnicodeDecodeError):  # some pieces are not UTF-8 on their own
+        [data[start : start + 3].decode() for start in range(0, len(data), 3)]
+    result = runner.invoke(app, ["experiment", "logs", "-e", "si1"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "".join(lines)
+
+
 def test_logs_of_a_worker_that_does_not_exist(deployed: Cluster, auth_plugin: Path) -> None:
     result = runner.invoke(app, ["experiment", "logs", "-e", "si1", "--worker", "1"])
     assert result.exit_code == 1
