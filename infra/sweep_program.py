@@ -1,19 +1,25 @@
 """The stack program of a sweep stack (``tfcli:sweep``): the sweep's own cluster (from its base spec's cluster) or a
 shared one, a results bucket named after the sweep, and :class:`infra.workloads.Workloads` of one Indexed Job — one
 pod per trial, ``parallelism`` of them at a time, trial ``k`` writing ``gs://<bucket>/<sweep>/<sweep>-<k>/``.
+
+The program (:func:`declare_sweep`) and ``tfcli experiment render -s`` (:func:`render_sweep_config`) take the
+sweep's Kubernetes objects from one function, :func:`sweep_objects`, so what is rendered offline is what is
+deployed. Pulumi is imported by the program only: rendering needs none.
 """
 
 from __future__ import annotations
 
-import pulumi
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
 
 from infra import naming
 from infra.image import default_image
 from infra.pod_parts import ManifestContext
 from infra.run_price import trial_hourly_price
-from infra.run_stack import RunStack, declare_run
 from infra.sizing import cpu_pool, learner_gpus, widest
-from infra.sweep_config import SweepSettings, read_sweep_config
+from infra.sweep_config import SweepSettings, read_sweep_config, sweep_settings_from_config
 from infra.sweep_manifests import build_sweep_manifests
 
 
@@ -33,12 +39,26 @@ def sweep_context(sweep: SweepSettings) -> ManifestContext:
     )
 
 
+def sweep_objects(sweep: SweepSettings) -> list[dict[str, Any]]:
+    """The sweep's Kubernetes objects: what the program hands to its Workloads, and what ``render -s`` prints."""
+    return build_sweep_manifests(sweep.name, sweep.trials, sweep_context(sweep), parallelism=sweep.parallelism)
+
+
+def render_sweep_config(config: Mapping[str, Any], *, stack: str) -> str:
+    """The objects of the sweep stack ``stack`` with this config, as one multi-document YAML (no Pulumi needed);
+    a mistake in the config is an :class:`~tfcli.errors.InvalidInput`, as the program's would be."""
+    objects = sweep_objects(sweep_settings_from_config(config, stack=stack))
+    return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
 def declare_sweep(sweep: SweepSettings) -> None:
+    import pulumi
+
+    from infra.run_stack import RunStack, declare_run
+
     trial = widest(sweep.trials)
-    context = sweep_context(sweep)
     run = RunStack(sweep.name, sweep.settings, trial.cluster, cpu_pool(trial))
-    objects = build_sweep_manifests(sweep.name, sweep.trials, context, parallelism=sweep.parallelism)
-    declare_run(run, context, objects, kind="sweep")
+    declare_run(run, sweep_context(sweep), sweep_objects(sweep), kind="sweep")
     pulumi.export("sweep", sweep.name)
     pulumi.export("trials", [trial.name for trial in sweep.trials])
     pulumi.export("parallelism", min(sweep.parallelism, len(sweep.trials)))

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gke_testkit import auth_plugin, fake_pulumi, make_gke_project
+from gke_testkit import auth_plugin, failing_auth_plugin, fake_pulumi, make_gke_project
 
-__all__ = ["auth_plugin", "fake_pulumi"]
+__all__ = ["auth_plugin", "failing_auth_plugin", "fake_pulumi"]
 
 
 @pytest.fixture

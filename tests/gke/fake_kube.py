@@ -1,9 +1,10 @@
 """A Kubernetes API server on 127.0.0.1 that speaks the few endpoints tfcli uses, as strictly as the real one.
 
 Pods (filtered by ``labelSelector``), events, Jobs, nodes, a namespace, and a pod's log (``follow``, ``tailLines``,
-``container``). Like the real API server it answers 401 without the bearer token (which the fake
-``gke-gcloud-auth-plugin`` hands out), 404 for an unknown namespace or pod, 400 for a query parameter the endpoint
-does not take and for a log request that names no container (or an unknown one) of a pod with several.
+``container``; an HTTP chunk per line, or pieces of ``log_piece`` bytes that cut lines and characters anywhere).
+Like the real API server it answers 401 without the bearer token (which the fake ``gke-gcloud-auth-plugin`` hands
+out), 404 for an unknown namespace or pod, 400 for a query parameter the endpoint does not take and for a log request
+that names no container (or an unknown one) of a pod with several.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Cluster:
     )  # name -> {"metadata", "pods", "events", "jobs"}
     nodes: list[dict[str, Any]] = field(default_factory=list)
     logs: dict[str, list[str]] = field(default_factory=dict)  # pod name -> lines (with their newlines)
+    log_piece: int = 0  # > 0: send logs in pieces of this many bytes, cutting lines and UTF-8 characters anywhere
     requests: list[str] = field(default_factory=list)
 
     def add_namespace(self, name: str, created: str = "2026-11-24T08:00:00Z", **lists: list[dict[str, Any]]) -> None:
@@ -139,8 +141,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/plain")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for line in lines:
-            data = line.encode()
+        pieces = [line.encode() for line in lines]
+        if self.cluster.log_piece > 0:  # the log's bytes as the kubelet may hand them on: cut anywhere
+            data, size = b"".join(pieces), self.cluster.log_piece
+            pieces = [data[start : start + size] for start in range(0, len(data), size)]
+        for data in pieces:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
             if follow:

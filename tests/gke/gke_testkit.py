@@ -143,3 +143,23 @@ def auth_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return script
+
+
+# What gke-gcloud-auth-plugin prints (glog's fatal line) and exits 1 with when it cannot get a token.
+AUTH_PLUGIN_FAILURE = (
+    "F1124 09:00:00.000000   4242 cred.go:145] print credential failed with error: Failed to retrieve access "
+    "token:: failure while executing gcloud, with args [config config-helper --format=json]: exit status 1"
+)
+
+
+@pytest.fixture
+def failing_auth_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``gke-gcloud-auth-plugin`` on PATH that prints :data:`AUTH_PLUGIN_FAILURE` on stderr and exits 1."""
+    bin_dir = tmp_path / "failing-plugin-bin"
+    bin_dir.mkdir()
+    script = bin_dir / "gke-gcloud-auth-plugin"
+    body = f"import sys\nprint({AUTH_PLUGIN_FAILURE!r}, file=sys.stderr)\nsys.exit(1)\n"
+    script.write_text(f"#!{sys.executable}\n{body}")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return script

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from fake_kube import Cluster, serve
-from gke_testkit import FakePulumi
+from gke_testkit import AUTH_PLUGIN_FAILURE, FakePulumi
 from typer.testing import CliRunner
 
 from infra.cluster import kubeconfig_text
@@ -35,6 +35,7 @@ EXPECTED = {
     "pending-max-nodes": ("pending", "its node pool is at its maximum size (the cluster's max_nodes)"),
     "pending-quota": ("pending", "adding a node failed, the GCP quota is too low (Node scale up in zones"),
     "pending-untolerated-taint": ("pending", "a taint the pod does not tolerate {nvidia.com/gpu: present}"),
+    "pending-untolerated-taint-1.34": ("pending", "a taint the pod does not tolerate (0/3 nodes are available: 1 node"),
     "image-pull-backoff": ("image-pull-error", "cannot pull us-central1-docker.pkg.dev/tfcli-test-project/tfcli/"),
     "running": ("running", ""),
     "preempted-and-resumed": ("running", ""),
@@ -52,6 +53,25 @@ def test_every_recorded_state_is_explained(name: str) -> None:
     assert words in view.learner.reason
     assert view.summary().startswith(f"learner {state}")
     assert view.preemptions == (2 if name == "preempted-and-resumed" else 0)
+
+
+@pytest.mark.parametrize(
+    ("message", "named"),
+    [  # the same scheduler refusal before Kubernetes 1.34 and after (kubernetes PR 134740 dropped the taint's name)
+        (
+            "0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, 2 Insufficient cpu.",
+            " {nvidia.com/gpu: present}",
+        ),
+        ("0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.", ""),
+    ],
+)
+def test_an_untolerated_taint_is_explained_in_both_scheduler_forms(message: str, named: str) -> None:
+    data = recorded("pending-untolerated-taint-1.34")
+    data["pods"][0]["status"]["conditions"][0]["message"] = data["events"][0]["message"] = message
+    learner = cluster_view(**data).learner
+    assert learner is not None and learner.state == "pending"
+    said = "unschedulable: the nodes with room have a taint the pod does not tolerate"
+    assert learner.reason == f"{said}{named} ({message})"
 
 
 def test_preemptions_and_job_outcomes_are_summarised() -> None:
@@ -177,6 +197,18 @@ def test_logs_stream_the_newest_learner_pod(deployed: Cluster, auth_plugin: Path
     assert "container=learner" in logs[-1] and "follow=true" in logs[-1]
 
 
+def test_log_characters_cut_between_chunks_come_out_whole(deployed: Cluster, auth_plugin: Path) -> None:
+    lines = ["épisode 1 — récompense ≥ 21 🎯\n", "Ünïcødé: 学习率 0.001 ✓\n"]
+    deployed.logs["learner-1a2b3c4d-q8x2v"] = lines
+    deployed.log_piece = 3  # every multi-byte character above straddles a piece boundary somewhere
+    data = "".join(lines).encode()
+    with pytest.raises(UnicodeDecodeError):  # some pieces are not UTF-8 on their own
+        [data[start : start + 3].decode() for start in range(0, len(data), 3)]
+    result = runner.invoke(app, ["experiment", "logs", "-e", "si1"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "".join(lines)
+
+
 def test_logs_of_a_worker_that_does_not_exist(deployed: Cluster, auth_plugin: Path) -> None:
     result = runner.invoke(app, ["experiment", "logs", "-e", "si1", "--worker", "1"])
     assert result.exit_code == 1
@@ -198,6 +230,31 @@ def test_logs_without_the_auth_plugin_say_how_to_install_it(deployed: Cluster, m
     assert "gke-gcloud-auth-plugin is not on PATH" in result.stderr
     assert "gcloud components install gke-gcloud-auth-plugin" in result.stderr
     assert not any(path.split("?")[0].endswith("/log") for path in deployed.requests)
+
+
+def test_a_failing_auth_plugin_is_named_with_what_it_said(deployed: Cluster, failing_auth_plugin: Path) -> None:
+    """The kubernetes client only logs a failing exec plugin; tfcli says so instead of going on to a bare 401."""
+    result = runner.invoke(app, ["experiment", "logs", "-e", "si1"])
+    assert result.exit_code == 1
+    assert "gke-gcloud-auth-plugin gave no token for the cluster" in result.stderr
+    assert f"exec: process returned 1. {AUTH_PLUGIN_FAILURE}" in result.stderr
+    assert "401" not in result.stderr and deployed.requests == []  # it stopped before asking the cluster anything
+    status = runner.invoke(app, ["experiment", "status", "-e", "si1"])
+    assert status.exit_code == 0, status.stderr  # status still shows the bucket's part, and warns
+    assert "gke-gcloud-auth-plugin gave no token" in status.stderr and "exec: process returned 1" in status.stderr
+
+
+def test_an_api_error_shows_the_apis_own_message(deployed: Cluster, auth_plugin: Path) -> None:
+    learner = deployed.namespaces["tfcli-si1"]["pods"][-1]  # scheduled, its containers not created yet
+    learner["status"] = {"phase": "Pending", "containerStatuses": [
+        {"name": "learner", "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]}  # fmt: skip
+    result = runner.invoke(app, ["experiment", "logs", "-e", "si1"])
+    assert result.exit_code == 1
+    name = learner["metadata"]["name"]
+    assert (
+        f"cannot read the log of {name} on the cluster si1: 400 Bad Request: "
+        f'container "learner" in pod "{name}" is waiting to start: ContainerCreating'
+    ) in result.stderr
 
 
 def test_status_and_list_show_the_pods_and_the_cost(deployed: Cluster, auth_plugin: Path) -> None:

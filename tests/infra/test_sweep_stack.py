@@ -4,6 +4,7 @@ manifests pass strict Kubernetes schemas, and its pods, run as local processes, 
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -173,3 +174,64 @@ def test_plan_s_shows_the_sweep_stack_offline_from_its_stack_file(lab: Path) -> 
     assert (data["trials"], data["parallelism"], data["placeholder_project"]) == (9, 1, True)
     assert [r["type"] for r in data["resources"]].count(JOB) == 1
     assert data["cost"]["usd_per_hour"] > 0
+
+
+def test_render_s_prints_what_the_sweep_stack_deploys(lab: Path) -> None:
+    from cli_kit import invoke
+
+    from infra.plan import plan_stack
+    from infra.stack_files import read_stack_file
+
+    assert invoke("experiment", "sweep", "-f", "cartpole-lr", "--no-build")[0] == 0
+    stack_path = lab / "stacks" / "Pulumi.cartpole-lr.yaml"
+    before = stack_path.read_text()
+    code, stdout, stderr = invoke("experiment", "render", "-s", "cartpole-lr", "--parallel", "4")
+    assert code == 0, stderr
+    assert "placeholder 'my-gcp-project'" in stderr and stack_path.read_text() == before  # render writes nothing
+    rendered = [obj for obj in yaml.safe_load_all(stdout) if obj]
+    for version in K8S_VERSIONS:
+        for obj in rendered:
+            kubernetes_validate.validate(obj, version, strict=True)
+    (job,) = [obj for obj in rendered if obj["kind"] == "Job"]
+    spec = job["spec"]
+    assert (spec["completionMode"], spec["completions"], spec["parallelism"]) == ("Indexed", 9, 4)
+    # The same objects as the sweep program declares for this stack file with tfcli:parallelism 4 (start -s -p 4).
+    config = {**read_stack_file(stack_path), "tfcli:parallelism": 4}
+    deployed = [r.inputs for r in plan_stack(config, stack="cartpole-lr").resources if r.type.startswith("kubernetes:")]
+    key = lambda obj: (obj["kind"], obj["metadata"]["name"])  # noqa: E731
+    assert sorted(rendered, key=key) == sorted(deployed, key=key)
+
+    # Without --parallel: the parallelism the stack chooses (what the learner pool holds), as `plan -s` shows it.
+    code, stdout, stderr = invoke("experiment", "render", "-s", "cartpole-lr")
+    assert code == 0, stderr
+    (job,) = [obj for obj in yaml.safe_load_all(stdout) if obj and obj["kind"] == "Job"]
+    planned = yaml.safe_load(invoke("experiment", "plan", "-s", "cartpole-lr", "--json")[1])
+    assert job["spec"]["parallelism"] == planned["parallelism"] == 1 and job["spec"]["completions"] == 9
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-s", "cartpole-lr", "--parallel", "0"], "--parallel: at least 1, got 0"),
+        (["-s", "cartpole-lr", "-p", "-3"], "--parallel: at least 1, got -3"),
+        (["-f", "cartpole-ppo", "--parallel", "2"], "--parallel: only with -s SWEEP"),
+        (["-s", "cartpole-lr", "-e", "cartpole-lr-0"], "give exactly one of -e NAME, -f SPEC or -s SWEEP"),
+        (["-s", "nope"], "nope"),
+    ],
+)
+def test_render_s_bad_input_exits_2_naming_the_flag(lab: Path, args: list[str], message: str) -> None:
+    from cli_kit import invoke
+
+    assert invoke("experiment", "sweep", "-f", "cartpole-lr", "--no-build")[0] == 0
+    code, stdout, stderr = invoke("experiment", "render", *args)
+    assert code == 2 and message in stderr and stdout == ""
+
+
+def test_rendering_a_sweep_imports_no_pulumi() -> None:
+    code = (
+        "import sys, json; from infra.sweep_program import render_sweep_config;"
+        f"render_sweep_config(json.loads({json.dumps(sweep_config())!r}), stack='cartpole-lr');"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_gcp', 'pulumi_kubernetes')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

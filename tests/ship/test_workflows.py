@@ -94,6 +94,7 @@ def test_changed_stacks_from_a_real_git_diff(tmp_path: Path) -> None:
     (tmp_path / "stacks" / "Pulumi.a.yaml").write_text("config:\n  tfcli:suspend: true\n")
     (tmp_path / "stacks" / "Pulumi.b.yaml").unlink()
     (tmp_path / "stacks" / "Pulumi.d.yaml").write_text("config: {}\n")
+    shutil.copy(ROOT / "stacks" / "Pulumi.shared-t4.yaml", tmp_path / "stacks" / "Pulumi.e.yaml")  # a cluster stack
     git("add", "-A")
     git("commit", "-qm", "change")
     run = subprocess.run(
@@ -103,7 +104,41 @@ def test_changed_stacks_from_a_real_git_diff(tmp_path: Path) -> None:
         text=True,
         check=True,
     )
-    assert run.stdout.strip() == 'stacks=["a", "d"]'
+    assert run.stdout.splitlines() == ['clusters=["e"]', 'stacks=["a", "d"]']
+
+
+def test_cluster_stacks_are_told_from_the_others_by_tfcli_cluster(tmp_path: Path) -> None:
+    script = load_script()
+    committed = {path.name: script.is_cluster_stack(path.read_text()) for path in (ROOT / "stacks").glob("Pulumi.*")}
+    assert committed == {
+        "Pulumi.shared-t4.yaml": True, "Pulumi.cartpole-ppo.yaml": False, "Pulumi.space-invaders-dqn.yaml": False,
+    }  # fmt: skip
+    assert script.is_cluster_stack("# c\nconfig:\n\n    gcp:project: p\n    tfcli:cluster:\n      name: c\n")
+    assert not script.is_cluster_stack("config:\n  tfcli:experiment:\n    tfcli:cluster: x\n")  # not a config key
+    assert not script.is_cluster_stack("config: {}\n") and not script.is_cluster_stack("tfcli:cluster: x\n")
+    (tmp_path / "stacks").mkdir()
+    for name in ("shared-t4", "cartpole-ppo"):
+        shutil.copy(ROOT / "stacks" / f"Pulumi.{name}.yaml", tmp_path / "stacks")
+    assert script.split_clusters(["cartpole-ppo", "shared-t4"], tmp_path) == (["shared-t4"], ["cartpole-ppo"])
+
+
+def test_cluster_stacks_deploy_before_the_experiment_and_sweep_stacks() -> None:
+    """A new shared cluster and an experiment on it, merged together: the experiment's stack reads the cluster
+    stack's outputs (a StackReference), so it must not start before the cluster's deploy has ended."""
+    jobs = workflow("experiments.yml")["jobs"]
+    outputs = jobs["stacks"]["outputs"]
+    assert outputs == {"clusters": "${{ steps.pick.outputs.clusters }}", "stacks": "${{ steps.pick.outputs.stacks }}"}
+    clusters, deploy = jobs["clusters"], jobs["deploy"]
+    assert clusters["needs"] == "stacks" and clusters["if"] == "needs.stacks.outputs.clusters != '[]'"
+    assert clusters["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.clusters) }}"
+    assert deploy["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+    assert "clusters" in deploy["needs"]
+    # It runs when no cluster changed (the clusters job skipped), but not after a failed cluster, nor cancelled.
+    condition = deploy["if"]
+    for part in ("!cancelled()", "needs.clusters.result != 'failure'", "needs.stacks.outputs.stacks != '[]'"):
+        assert part in condition
+    assert clusters["steps"] == deploy["steps"] and clusters["concurrency"] == deploy["concurrency"]
+    assert clusters["env"] == deploy["env"] and clusters["timeout-minutes"] == deploy["timeout-minutes"]
 
 
 def test_experiments_workflow_triggers_permissions_and_one_deploy_per_stack() -> None:

@@ -6,13 +6,20 @@ project's Application Default Credentials (with ``credentials: key-file``, that 
 and ``list`` import the ``kubernetes`` package, inside their functions (``tfcli --help`` stays fast).
 
 Responses are read as the API's own JSON (``_preload_content=False``), so the code that explains them
-(:mod:`tfcli.gke.pod_states`, :mod:`tfcli.gke.cost`) works on the same documents the tests record.
+(:mod:`tfcli.gke.pod_states`, :mod:`tfcli.gke.cost`) works on the same documents the tests record. An error
+response is shown with the API's own sentence (its Status document's ``message``, e.g. ``container "trial" in pod
+"x" is waiting to start: ContainerCreating``), not only its ``400 Bad Request``.
+
+The kubernetes client (37.x) runs the auth plugin while it builds the client, and catches and only logs whatever goes
+wrong there (a plugin that exits non-zero, prints no credential): the client is built without a token, and every call
+is then a bare 401. So :func:`kube_for` checks that a token came, and says what the plugin said when none did.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,6 +63,21 @@ def _kubeconfig(outputs: dict[str, Any], project: ProjectDir) -> dict[str, Any]:
     return config
 
 
+def api_message(body: object) -> str:
+    """The ``message`` of the API's error response (a ``Status`` document), or the body itself when it is not one."""
+    if isinstance(body, bytes):
+        body = body.decode(errors="replace")
+    if not isinstance(body, str) or not body.strip():
+        return ""
+    try:
+        status = json.loads(body)
+    except ValueError:
+        return body.strip()[:500]
+    if isinstance(status, dict) and status.get("message"):
+        return str(status["message"])
+    return ""
+
+
 @dataclass
 class Kube:
     """The API calls tfcli makes, each returning the API's JSON document."""
@@ -72,12 +94,18 @@ class Kube:
             yield
         except ApiException as error:
             if error.status in (401, 403):
+                said = api_message(error.body)
                 raise TfcliError(
-                    f"the cluster {self.cluster} refused to {what} ({error.status} {error.reason})",
+                    f"the cluster {self.cluster} refused to {what} ({error.status} {error.reason})"
+                    + (f": {said}" if said and said != error.reason else ""),
                     hint="check your Google credentials (`gcloud auth application-default login`) and that the "
                     "account may read the cluster (roles/container.developer)",
                 ) from None
-            raise TfcliError(f"cannot {what} on the cluster {self.cluster}: {error.status} {error.reason}") from None
+            said = api_message(error.body)
+            raise TfcliError(
+                f"cannot {what} on the cluster {self.cluster}: {error.status} {error.reason}"
+                + (f": {said}" if said else "")
+            ) from None
         except (HTTPError, OSError) as error:
             raise TfcliError(f"cannot reach the cluster {self.cluster} to {what}: {error}") from None
 
@@ -142,8 +170,34 @@ def kube_for(outputs: dict[str, Any], project: ProjectDir) -> Kube:
     from kubernetes import config as kube_config
 
     cluster = str(outputs.get("clusterName") or "of the experiment")
+    logged = _Logged()
+    root = logging.getLogger()
+    root.addHandler(logged)  # also keeps logging.error from configuring the root logger onto stderr
     try:
         api = kube_config.new_client_from_config_dict(config)
-    except Exception as error:  # the loader's own errors (ConfigException, a failing exec plugin)
+    except Exception as error:  # the loader's own errors (ConfigException)
         raise TfcliError(f"cannot use the kubeconfig of the cluster {cluster}: {error}") from None
+    finally:
+        root.removeHandler(logged)
+    plugins = [str(user["user"]["exec"].get("command")) for user in config.get("users") or []
+               if (user.get("user") or {}).get("exec")]  # fmt: skip
+    configuration = api.configuration
+    if plugins and not configuration.api_key.get("BearerToken") and not configuration.cert_file:
+        said = "; ".join(logged.messages) or "it printed no token"
+        raise TfcliError(
+            f"{plugins[0]} gave no token for the cluster {cluster}: {said}",
+            hint="check your Google credentials (`gcloud auth application-default login`, or the project's key "
+            f"file), then run the command again; `{plugins[0]}` alone shows what it says",
+        )
     return Kube(api, cluster)
+
+
+class _Logged(logging.Handler):
+    """The error lines the kubernetes client logs while it builds a client (instead of raising them)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())

@@ -7,6 +7,7 @@ GKE sweep is the pod of the sweep's Indexed Job with completion index ``k`` (con
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable
 from typing import Any
 
@@ -77,5 +78,11 @@ def stream_logs(
     current = pod_state(pod, kube.events(namespace) if pod["status"].get("phase") == "Pending" else [])
     if current.state in ("pending", "image-pull-error"):
         raise TfcliError(f"{who} has no log yet: its pod is {current.state}: {current.reason}")
+    # The chunks are cut by size, not by character: a decoder that keeps an incomplete UTF-8 sequence for the next
+    # chunk writes it whole (decoding each chunk alone would turn both halves into U+FFFD).
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     for chunk in kube.log_chunks(namespace, pod["metadata"]["name"], container, follow=follow, tail=tail):
-        write(chunk.decode(errors="replace"))
+        if text := decoder.decode(chunk):
+            write(text)
+    if rest := decoder.decode(b"", final=True):
+        write(rest)

@@ -4,7 +4,8 @@ Both start from the stack config ``start`` would deploy (:func:`tfcli.stackfiles
 experiment's stack file updated with its spec, or a new one) and need no Pulumi CLI, no credentials and no GCP
 project: without one, the placeholder project stands in (and the output says so). ``plan`` runs the stack program
 under Pulumi's mocks (:mod:`infra.plan`); ``render`` prints the Kubernetes objects
-(:func:`infra.manifests.render_stack_file`).
+(:func:`infra.manifests.render_stack_file`; a sweep's: :func:`infra.sweep_program.render_sweep_config`). A sweep's
+stack config is built as ``start -s`` builds it (:func:`tfcli.stackfiles.sweep.deploy_stack`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from tfcli.errors import InvalidInput
 from tfcli.experiments.store import ExperimentStore, checked_flag
 from tfcli.project import ProjectDir
-from tfcli.stackfiles.files import PLACEHOLDER_PROJECT, StackFile, experiment_stack, set_shared_cluster
-from tfcli.stackfiles.sweep import sweep_stack
+from tfcli.stackfiles.files import PLACEHOLDER_PROJECT, StackFile, cluster_spec, experiment_stack
+from tfcli.stackfiles.sweep import deploy_stack
 from tfcli.sweeps.store import SweepDir
 
 if TYPE_CHECKING:
@@ -74,13 +75,19 @@ def planned(store: ExperimentStore, *, experiment: str | None, file: str | None,
     return Planned(stack.file, spec.name)
 
 
-def planned_sweep(project: ProjectDir, sweep: SweepDir, *, shared_cluster: str | None = None) -> Planned:
-    """The sweep's stack config as ``start -s`` would deploy it (``shared_cluster``: on that cluster)."""
+def planned_sweep(
+    project: ProjectDir, sweep: SweepDir, *, shared_cluster: str | None = None, parallelism: int | None = None
+) -> Planned:
+    """The sweep's stack config as ``start -s`` would deploy it, built by the same
+    :func:`tfcli.stackfiles.sweep.deploy_stack` (``shared_cluster``: on that cluster, else the file's choice while
+    that cluster's stack exists; ``parallelism``: that many trials at a time, else the file's or the default)."""
     from infra.sweep_config import sweep_settings_from_config
 
-    stack_file = sweep_stack(project, sweep.definition())
+    if parallelism is not None and parallelism < 1:
+        raise InvalidInput(f"--parallel: at least 1, got {parallelism}")
     if shared_cluster is not None:
-        set_shared_cluster(stack_file.config, checked_flag(shared_cluster, "--cluster"))
+        cluster_spec(project, checked_flag(shared_cluster, "--cluster"))  # an unknown one lists the known ones
+    stack_file, _ = deploy_stack(project, sweep.definition(), shared_cluster=shared_cluster, parallelism=parallelism)
     sweep_settings_from_config(stack_file.config, stack=sweep.name)  # every mistake before Pulumi runs, exit code 2
     return Planned(stack_file, sweep.name, trials=len(sweep.trials()))
 
@@ -125,13 +132,19 @@ def plan_data(target: Planned, result: Plan) -> dict[str, Any]:
 
 
 def render(target: Planned) -> str:
-    """The Kubernetes YAML ``pulumi up`` would apply (a freshly generated transport token in its Secret)."""
-    from infra.manifests import render_stack_file
+    """The Kubernetes YAML ``pulumi up`` would apply (an experiment's: a freshly generated transport token in its
+    Secret; a sweep's: its one Indexed Job, from the sweep program's own :func:`infra.sweep_program.sweep_objects`)."""
+    if target.trials is not None:
+        from infra.sweep_program import render_sweep_config
 
-    with tempfile.TemporaryDirectory(prefix="tfcli-render-") as folder:
-        path = Path(folder) / f"Pulumi.{target.name}.yaml"
-        path.write_text(target.file.text(), encoding="utf-8")
-        text = render_stack_file(path)
+        text = render_sweep_config(target.config, stack=target.name)
+    else:
+        from infra.manifests import render_stack_file
+
+        with tempfile.TemporaryDirectory(prefix="tfcli-render-") as folder:
+            path = Path(folder) / f"Pulumi.{target.name}.yaml"
+            path.write_text(target.file.text(), encoding="utf-8")
+            text = render_stack_file(path)
     if target.placeholder:
         text = f"# {target.note()}\n{text}"
     return text

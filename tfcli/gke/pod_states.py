@@ -27,6 +27,11 @@ INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 PAUSED_EXIT = 143
 COST_LIMIT_EXIT = 3
 IMAGE_ERRORS = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull")
+# The scheduler's taint plugin: before Kubernetes 1.34 ``node(s) had untolerated taint {nvidia.com/gpu: present}``,
+# from 1.34 on (kubernetes PR 134740, cherry-picked into 1.34's patch releases) ``node(s) had untolerated taint(s)``:
+# taint keys and values may be sensitive, so the pod's status no longer names them. Both mean the same; only the old
+# one names the taint.
+UNTOLERATED = re.compile(r"node\(s\) had untolerated taint(?:\(s\)|s)?(?: (\{[^}]*\}))?")
 
 
 @dataclass(frozen=True)
@@ -144,8 +149,9 @@ def _unschedulable(message: str, events: list[dict[str, Any]]) -> str:
                 f"{text}"
             )
         return f"unschedulable, and the cluster autoscaler cannot add a node for it: {text}"
-    if taint := re.search(r"untolerated taint[s]? (\{[^}]*\})", message):
-        return f"unschedulable: the nodes with room have a taint the pod does not tolerate {taint.group(1)} ({message})"
+    if taint := UNTOLERATED.search(message):
+        named = f" {taint.group(1)}" if taint.group(1) else ""
+        return f"unschedulable: the nodes with room have a taint the pod does not tolerate{named} ({message})"
     if gpu:
         return f"waiting for {what} (no GPU node yet; the autoscaler has not acted): {message}"
     return f"unschedulable: {message}"

@@ -52,13 +52,30 @@ def render(
     experiment: OptionalName = None,
     file: Spec = None,
     cluster: Cluster = None,
+    sweep: SweepName = None,
+    parallel: Annotated[
+        int | None,
+        typer.Option(
+            "--parallel", "-p", help="With -s: trials at a time (default: as `start -s` chooses, tfcli:parallelism)."
+        ),
+    ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the YAML to this file.")] = None,
 ) -> None:
-    """Offline: the Kubernetes objects (YAML) the experiment's stack would apply."""
-    from tfcli.gke.planning import planned
+    """Offline: the Kubernetes objects (YAML) the experiment's (-s: sweep's) stack would apply."""
+    from tfcli.errors import InvalidInput
+    from tfcli.gke.planning import planned, planned_sweep
     from tfcli.gke.planning import render as render_yaml
 
-    target = planned(CliContext().store, experiment=experiment, file=file, cluster=cluster)
+    ctx = CliContext()
+    if sweep is not None:
+        if experiment is not None or file is not None:
+            raise InvalidInput("give exactly one of -e NAME, -f SPEC or -s SWEEP")
+        run = ctx.run(sweep=sweep)
+        target = planned_sweep(run.project, run.sweep(), shared_cluster=cluster, parallelism=parallel)
+    elif parallel is not None:
+        raise InvalidInput("--parallel: only with -s SWEEP (a sweep's trials at a time)")
+    else:
+        target = planned(ctx.store, experiment=experiment, file=file, cluster=cluster)
     text = render_yaml(target)
     if note := target.note():
         from rich.markup import escape
