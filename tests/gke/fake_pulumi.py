@@ -343,11 +343,9 @@ def admit_jobs(
 
     if "tfcli:sweep" in config:
         from infra.sweep_config import sweep_settings_from_config
-        from infra.sweep_manifests import build_sweep_manifests
-        from infra.sweep_program import sweep_context
+        from infra.sweep_program import sweep_objects
 
-        sweep = sweep_settings_from_config(config, stack=stack)
-        objects = build_sweep_manifests(sweep.name, sweep.trials, sweep_context(sweep), parallelism=sweep.parallelism)
+        objects = sweep_objects(sweep_settings_from_config(config, stack=stack))
     elif "tfcli:experiment" in config:
         import yaml
 

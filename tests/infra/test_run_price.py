@@ -99,14 +99,14 @@ def sweep_settings(*sets: str, shared: bool = False) -> Any:
 
 
 def sweep_job(*sets: str, parallelism: int | None = None, shared: bool = False) -> dict[str, Any]:
-    from infra.sweep_manifests import build_sweep_manifests
-    from infra.sweep_program import sweep_context
+    import dataclasses
+
+    from infra.sweep_program import sweep_objects
 
     sweep = sweep_settings(*sets, shared=shared)
-    objects = build_sweep_manifests(
-        sweep.name, sweep.trials, sweep_context(sweep), parallelism=parallelism or sweep.parallelism
-    )
-    return next(obj for obj in objects if obj["kind"] == "Job")
+    if parallelism:
+        sweep = dataclasses.replace(sweep, parallelism=parallelism)
+    return next(obj for obj in sweep_objects(sweep) if obj["kind"] == "Job")
 
 
 def trial_env(job: dict[str, Any]) -> dict[str, Any]:
