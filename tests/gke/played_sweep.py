@@ -17,7 +17,7 @@ from job_controller import JobController, Outcome
 from trainer.results import REASON_PREFIX, Result
 from trainer.state import Episode, RunState
 
-EPISODES = 40  # per finished trial; a trial cut short wrote half of them
+EPISODES = 400  # per finished trial (its 40,000-timestep budget); a trial cut short wrote half of them
 
 
 def deployed_job(state: Path, sweep: str) -> dict[str, Any]:

@@ -114,6 +114,11 @@ def test_wait_returns_non_zero_and_tears_down_the_sweeps_own_cluster(
     assert code == 1, stdout + stderr
     said = " ".join((stdout + stderr).split())
     assert "tearing its cluster down" in said and "FailedIndexes: Job has failed indexes" in said
+    assert (
+        f"{SWEEP}-4 (learning_rate=0.001, seed 2): paused, mean return 100.0 (max_cost reached ($1.00 of $1.00))"
+        in said
+    )
+    assert "[9/9 done]" in said
     assert f"{SWEEP}-1 failed: agent.learning_rate" in said and f"{SWEEP}-4 paused: max_cost reached" in said
     assert fake_pulumi.verbs().count("destroy") == 1 and fake_pulumi.stacks()[SWEEP]["resources"] == []
     results = gke_lab / "experiments"

@@ -77,17 +77,26 @@ class TerminalWatcher:
             self.bar.update(self.task, detail=text)
 
     def trials(self, status: SweepStatus) -> None:
-        done = sum(1 for _, s in status.trials if s.state in ("completed", "failed"))
+        """A line for each trial that started or ended since the last poll, with why it failed, paused or stopped."""
+        ended = [
+            s for _, s in status.trials if s.state in ("completed", "failed") or (s.detail and s.state != "running")
+        ]
         for trial, current in status.trials:
-            if current.state != self.seen.get(trial.name) and current.state in ("completed", "failed", "running"):
+            announced = ("completed", "failed", "running", "paused", "stopped")
+            if current.state != self.seen.get(trial.name) and current.state in announced:
                 self.seen[trial.name] = current.state
                 mean = f", mean return {current.mean_return:.1f}" if current.mean_return is not None else ""
                 wall = (
                     f" in {current.wall_seconds:.0f} s" if current.state == "completed" and current.wall_seconds else ""
                 )
+                why = (
+                    f" ({current.detail})"
+                    if current.detail and current.state in ("failed", "paused", "stopped")
+                    else ""
+                )
                 out().print(
-                    f"  {trial.name} ({escape(trial.label)}, seed {trial.seed}): {current.state}{wall}{mean} "
-                    f"[{done}/{len(status.trials)} done]"
+                    f"  {trial.name} ({escape(trial.label)}, seed {trial.seed}): {current.state}{wall}{mean}"
+                    f"{escape(why)} [{len(ended)}/{len(status.trials)} done]"
                 )
 
     def say(self, text: str) -> None:
