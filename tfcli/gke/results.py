@@ -85,6 +85,14 @@ def split_results_url(url: str) -> tuple[str, str]:
     return bucket, prefix.strip("/")
 
 
+def parse_result(data: bytes) -> dict[str, Any]:
+    """``result.json``'s content ({} for what is not a JSON object: being rewritten, the next read gets it whole)."""
+    try:
+        return dict(json.loads(data))
+    except (json.JSONDecodeError, TypeError, ValueError):
+        return {}
+
+
 @dataclass
 class RemoteResults:
     """One experiment's ``result.json`` and ``progress.jsonl`` in its bucket, read incrementally."""
@@ -109,10 +117,7 @@ class RemoteResults:
             return {}
         with gcs_errors(self.project, f"read gs://{self.bucket}/{self.prefix}/{RESULT_FILE}"):
             data = blob.download_as_bytes()
-        try:
-            return dict(json.loads(data))
-        except (json.JSONDecodeError, TypeError, ValueError):
-            return {}  # being rewritten: the next read gets it whole
+        return parse_result(data)
 
     def poll(self) -> list[dict[str, Any]]:
         """The episodes finished since the last poll (only the new bytes of ``progress.jsonl`` are fetched)."""

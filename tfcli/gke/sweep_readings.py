@@ -19,6 +19,7 @@ from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.status import Status, status_from
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.gke import states, sweep_job
+from tfcli.gke.bucket_reads import BucketReads, read_trials
 from tfcli.gke.pod_states import PodState
 from tfcli.gke.results import RemoteResults, remote_results
 from tfcli.gke.stacks import Stacks, StackState
@@ -65,18 +66,20 @@ def trial_remote(base: RemoteResults, trial: str) -> RemoteResults:
     )
 
 
-def read_deployed(project: Any, outputs: dict[str, Any], trials: list[Trial]) -> list[TrialReading]:
-    """Every trial's ``result.json`` and ``progress.jsonl`` from the sweep's bucket (one client for all)."""
-    base = remote_results(project, outputs)
+def read_deployed(
+    project: Any, outputs: dict[str, Any], trials: list[Trial], reads: BucketReads | None = None
+) -> list[TrialReading]:
+    """Every trial's ``result.json`` and ``progress.jsonl`` from the sweep's bucket, in the trials' order: read
+    concurrently (:mod:`tfcli.gke.bucket_reads`), and with ``reads`` kept from the last call only what changed."""
+    base = remote_results(project, outputs, client=reads.client if reads is not None else None)
     suspended = bool(outputs.get("suspended"))
+    read = read_trials(base, [trial.name for trial in trials], reads)
     readings = []
     for trial in trials:
-        remote = trial_remote(base, trial.name)
-        result = remote.result()
-        records = remote.poll()
-        started = bool(remote.progress.episodes or result.get("status"))
-        state = states.deployed_state(result, suspended=suspended, started=started)
-        readings.append(TrialReading(trial, state, result, records, remote.progress))
+        files = read[trial.name]
+        started = bool(files.reader.episodes or files.result.get("status"))
+        state = states.deployed_state(files.result, suspended=suspended, started=started)
+        readings.append(TrialReading(trial, state, dict(files.result), list(files.records), files.reader))
     return readings
 
 
@@ -125,15 +128,16 @@ class SweepView:
         return next(reading for reading in self.readings if reading.trial.name == trial.name).run()
 
 
-def view(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks) -> SweepView:
-    """The sweep's state from its stack, its bucket and its Job (never a stale local file while it is deployed)."""
+def view(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks, reads: BucketReads | None = None) -> SweepView:
+    """The sweep's state from its stack, its bucket and its Job (never a stale local file while it is deployed);
+    ``reads``, kept between the polls of a follow, makes a poll fetch only what changed."""
     trials = sweep.trials()
     state = stacks.state(sweep.name)
     record = sweep.run_record()
     cluster = None
     detail = ""
     if state.deployed:
-        readings = read_deployed(store.project, state.outputs, trials)
+        readings = read_deployed(store.project, state.outputs, trials, reads)
         if state.outputs.get("kubeconfig"):
             cluster = read_cluster(store, sweep.name, state.outputs)
             readings = cluster.judge(readings)

@@ -24,6 +24,7 @@ from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, ExperimentStore, RunFolder
 from tfcli.gke import waiting
+from tfcli.gke.bucket_reads import BucketReads
 from tfcli.gke.deploy import (
     Deployment,
     StackStart,
@@ -97,9 +98,11 @@ def wait_until(
     on_poll: Callable[[SweepView], None] | None = None,
     stacks: Stacks,
 ) -> SweepView:
-    """Poll the stack and the bucket (every :data:`tfcli.gke.waiting.POLL_SECONDS`) until ``done``."""
+    """Poll the stack and the bucket (every :data:`tfcli.gke.waiting.POLL_SECONDS`) until ``done``; each poll after
+    the first fetches only the objects that changed."""
+    reads = BucketReads()
     while True:
-        current = view(store, sweep, stacks=stacks)
+        current = view(store, sweep, stacks=stacks, reads=reads)
         if on_poll is not None:
             on_poll(current)
         if done(current):

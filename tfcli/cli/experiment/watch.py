@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 
-from tfcli.cli.console import out
+from tfcli.cli.console import out, print_json
 from tfcli.cli.context import CliContext
 from tfcli.cli.experiment.options import Json, OptionalName, SweepName
 
@@ -24,7 +23,7 @@ def list_(as_json: Json = False, sweep: SweepName = None) -> None:
         return
     statuses = ctx.backends.statuses(ctx.store)
     if as_json:
-        out().print_json(json.dumps([s.as_json() for s in statuses]))
+        print_json([s.as_json() for s in statuses])
         return
     show_list(statuses)
 
@@ -36,7 +35,7 @@ def status(experiment: OptionalName = None, as_json: Json = False, sweep: SweepN
     ctx = CliContext()
     current = ctx.backends.status(ctx.run(experiment=experiment, sweep=sweep))
     if as_json:
-        out().print_json(json.dumps(current.as_json()))
+        print_json(current.as_json())
         return
     show_status(current)
 
