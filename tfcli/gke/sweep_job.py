@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from tfcli.gke.pod_states import PodState
 
@@ -70,8 +70,7 @@ def trials_job(jobs: list[dict[str, Any]]) -> JobReading | None:
     return JobReading.of(newest)
 
 
-@dataclass(frozen=True)
-class TrialVerdict:
+class TrialVerdict(NamedTuple):
     """What the Job says of one trial: its state and why, when that overrides what the bucket says."""
 
     state: str
@@ -84,13 +83,13 @@ def trial_verdict(
     """A trial's true state when the Job knows better than the bucket (None: the bucket's ``state`` stands).
 
     - its index failed: failed, with its last pod's reason (the trainer's error line, OOMKilled, ...) — unless the
-      trainer paused it at ``max_cost`` (exit 3), which stays "paused" with the reason its ``result.json`` gives
-      (``paused_for``);
+      trainer paused it at ``max_cost`` (exit 3: its ``result.json`` says so, ``paused_for``, or its last pod's exit
+      code does), which stays "paused" with that reason;
     - the Job failed and the trial had not ended: stopped — it never started, or was terminated with the Job.
     """
     reason = pod.reason if pod is not None else ""
     if index in job.failed_indexes:
-        if state == "paused" or (pod is not None and pod.state == "paused"):
+        if paused_for or (pod is not None and pod.state == "paused"):
             return TrialVerdict("paused", paused_for or reason or "max_cost reached")
         return TrialVerdict("failed", reason or "its index failed (the Job's failedIndexes)")
     if job.failed is not None and state not in ENDED and state != "paused":

@@ -180,7 +180,7 @@ class ClusterReading:
         judged = []
         for reading in readings:
             index = reading.trial.index
-            paused_for = str(reading.result.get("reason") or "")
+            paused_for = str(reading.result.get("reason")) if states.paused_at_max_cost(reading.result) else ""
             verdict = sweep_job.trial_verdict(
                 index, reading.state, self.job, self.pods.get(index), paused_for=paused_for
             )
