@@ -27,9 +27,11 @@ from tfcli.gke.pulumi_cli import InstallPrompt
 from tfcli.local.backend import LocalBackend, LocalPlan
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Backend, Watcher
+from tfcli.runs.comparison import Comparison, experiment_row, of_experiments, of_sweep
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Row, rows
+from tfcli.sweeps.status import SweepStatus
 
 
 @dataclass
@@ -134,6 +136,21 @@ class Backends:
         numbers = self.of(run).trial_numbers(run, downloaded=downloaded)
         return rows(run.trials(), numbers, seeds=sweep.definition().seeds, target_return=sweep.target_return())
 
+    def compare_runs(self, runs: list[Run]) -> Comparison:
+        """``experiment compare``: experiments side by side, or one sweep's combinations (the rows of
+        :meth:`compare`), by the spec keys that differ, with what each reached (read where each run is)."""
+        if len(runs) == 1 and runs[0].kind == "sweep":
+            (run,) = runs
+            sweep_status = self.status(run)
+            assert isinstance(sweep_status, SweepStatus)
+            return of_sweep(run.name, self.compare(run), sweep_status)
+        compared = []
+        for run in runs:
+            status = self.status(run)
+            assert isinstance(status, Status)
+            compared.append(experiment_row(run.experiment(), status, results_here=results_here(run, status)))
+        return of_experiments([run.experiment().spec_data() for run in runs], compared)
+
     @overload
     def plan(self, run: Run, shared_cluster: str | None = None, *, local: Literal[False] = False) -> Planned: ...
 
@@ -157,6 +174,15 @@ def refuse_alone(run: Run, action: str) -> None:
         hint=f"`tfcli experiment pause -s {sweep}` / `stop -s {sweep}` act on the whole sweep (stop downloads every "
         f"trial's results and destroys its stack; `start -e {run.name} --local` then continues this one here)",
     )
+
+
+def results_here(run: Run, status: Status) -> bool:
+    """Whether ``experiments/NAME/results/`` holds the run's own episodes: a local run writes them in place; a GKE
+    run's copy is its own once downloaded after it last trained (the copy's result.json says what its status does)."""
+    if status.backend != "gke":
+        return True
+    copy = run.experiment().result()
+    return bool(copy) and (copy.get("status"), copy.get("timesteps")) == (status.state, status.timesteps)
 
 
 def unknown(run: Run, error: TfcliError) -> Status:

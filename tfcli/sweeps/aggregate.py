@@ -81,12 +81,24 @@ def final_score(steps: np.ndarray, returns: np.ndarray, fraction: float = FINAL_
     return float(window.mean())
 
 
+def episodes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray]:
+    """``progress.jsonl``'s records in timestep order (workers interleave), with their timesteps and returns."""
+    records = sorted(records, key=lambda r: (int(r.get("timesteps", 0)), int(r.get("episode", 0))))
+    steps = np.array([int(r.get("timesteps", 0)) for r in records])
+    returns = np.array([float(r.get("return", 0.0)) for r in records])
+    return records, steps, returns
+
+
+def final_of(records: list[dict[str, Any]]) -> float | None:
+    """A run's final performance from its episodes (``progress.jsonl``'s records): :func:`final_score`."""
+    _, steps, returns = episodes(records)
+    return final_score(steps, returns)
+
+
 def run_of(trial: Trial, records: list[dict[str, Any]], state: str, result: dict[str, Any]) -> Run:
     """A trial's numbers from its episodes (``progress.jsonl``'s records), its state and its ``result.json``,
     wherever they were read (the results folder here, or the sweep's bucket on GKE)."""
-    records = sorted(records, key=lambda r: (int(r.get("timesteps", 0)), int(r.get("episode", 0))))
-    returns = np.array([float(r.get("return", 0.0)) for r in records])
-    steps = np.array([int(r.get("timesteps", 0)) for r in records])
+    records, steps, returns = episodes(records)
     wall = result.get("wall_seconds")
     if wall is None and records:
         wall = records[-1].get("wall_seconds")

@@ -27,6 +27,7 @@ COMMANDS: dict[str, Callable[..., None]] = {
     "resume": lifecycle.resume,
     "list": watch.list_,
     "status": watch.status,
+    "compare": watch.compare,
     "logs": watch.logs,
     "pause": lifecycle.pause,
     "stop": lifecycle.stop,

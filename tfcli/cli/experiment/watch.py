@@ -1,4 +1,4 @@
-"""``experiment list / status / logs``: what runs are doing, read where they run."""
+"""``experiment list / status / compare / logs``: what runs are doing, read where they run."""
 
 from __future__ import annotations
 
@@ -38,6 +38,34 @@ def status(experiment: OptionalName = None, as_json: Json = False, sweep: SweepN
         print_json(current.as_json())
         return
     show_status(current)
+
+
+def compare(
+    experiments: Annotated[
+        list[str] | None, typer.Option("--experiment", "-e", help="Experiment name (repeatable: two or more).")
+    ] = None,
+    sweep: SweepName = None,
+    as_json: Json = False,
+) -> None:
+    """Runs side by side: only the spec keys that differ, then each run's final return (-s: each combination's IQM
+    over seeds with its 95% CI), timesteps, wall time and cost where known."""
+    from tfcli.cli.views.compare import show_run_comparison
+    from tfcli.errors import InvalidInput
+
+    names = list(dict.fromkeys(experiments or []))
+    if names and sweep is not None:
+        raise InvalidInput("--experiment/--sweep: give either -e NAME (two or more) or -s SWEEP, not both")
+    if sweep is None and len(names) < 2:
+        raise InvalidInput(
+            "--experiment: compare needs at least two different experiments (-e A -e B), or a sweep (-s SWEEP)"
+        )
+    ctx = CliContext()
+    runs = [ctx.run(sweep=sweep)] if sweep is not None else [ctx.run(experiment=name) for name in names]
+    comparison = ctx.backends.compare_runs(runs)
+    if as_json:
+        print_json(comparison.as_json())
+        return
+    show_run_comparison(comparison)
 
 
 def logs(
