@@ -34,3 +34,20 @@ def wait_for(predicate: Callable[[], object], timeout: float = 180.0, what: str 
             return
         time.sleep(0.5)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def tiny_sweep(*, target_return: float | None = None) -> str:
+    """A sweep file of 2 learning rates x 2 seeds of a 300-timestep CartPole PPO: four trials in seconds."""
+    target = f"\n  target_return: {target_return:g}" if target_return is not None else ""
+    return f"""\
+name: tiny
+base:
+  name: tiny
+  environment: cartpole
+  agent: {{agent: ppo, batch_size: 2, network: [{{type: dense, size: 8, activation: tanh}}]}}
+  total_timesteps: 300
+  saver_frequency: 100t{target}
+axes:
+  agent.learning_rate: [1e-3, 3e-3]
+seeds: 2
+"""

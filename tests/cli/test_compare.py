@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from cli_kit import invoke
+from cli_kit import invoke, tiny_sweep
 
 TINY = """\
 name: {name}
@@ -19,19 +19,6 @@ agent: {{agent: ppo, batch_size: 2, learning_rate: {lr}, network: [{{type: dense
 total_timesteps: 300
 saver_frequency: 100t
 seed: {seed}
-"""
-
-SWEEP = """\
-name: tiny
-base:
-  name: tiny
-  environment: cartpole
-  agent: {agent: ppo, batch_size: 2, network: [{type: dense, size: 8, activation: tanh}]}
-  total_timesteps: 300
-  saver_frequency: 100t
-axes:
-  agent.learning_rate: [1e-3, 3e-3]
-seeds: 2
 """
 
 
@@ -109,7 +96,7 @@ def test_experiments_by_the_keys_that_differ(lab: Path) -> None:
 
 
 def test_a_sweep_by_combination_as_list_s(lab: Path) -> None:
-    (lab / "tiny.yaml").write_text(SWEEP)
+    (lab / "tiny.yaml").write_text(tiny_sweep())
     assert invoke("experiment", "sweep", "-f", "tiny.yaml", "--no-build")[0] == 0
     code, stdout, stderr = invoke("experiment", "start", "-s", "tiny", "--parallel", "2")
     assert code == 0, stdout + stderr

@@ -10,21 +10,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from cli_kit import invoke, wait_for
-
-TINY = """\
-name: tiny
-base:
-  name: tiny
-  environment: cartpole
-  agent: {agent: ppo, batch_size: 2, network: [{type: dense, size: 8, activation: tanh}]}
-  total_timesteps: 300
-  saver_frequency: 100t
-  target_return: 15
-axes:
-  agent.learning_rate: [1e-3, 3e-3]
-seeds: 2
-"""
+from cli_kit import invoke, tiny_sweep, wait_for
 
 
 def sweep_status(name: str) -> dict[str, Any]:
@@ -38,7 +24,7 @@ def states(name: str) -> list[str]:
 
 
 def test_queue_crash_pause_resume_then_compare(lab: Path) -> None:
-    (lab / "tiny.yaml").write_text(TINY)
+    (lab / "tiny.yaml").write_text(tiny_sweep(target_return=15))
     code, stdout, stderr = invoke("experiment", "sweep", "-f", "tiny.yaml", "--no-build")
     assert code == 0, stderr
     assert "2 combination(s) x 2 seed(s) = 4 trials (tiny-0 .. tiny-3)" in stdout
