@@ -25,6 +25,7 @@ from trainer.curve import plot_learning_curve
 from trainer.hooks import Hook, Hooks
 from trainer.hooks.checkpointing import CheckpointHook
 from trainer.hooks.cost_limit import CostLimit
+from trainer.hooks.hparams import HParamsSession
 from trainer.hooks.progress_log import FILENAME as PROGRESS
 from trainer.hooks.progress_log import ProgressLog, read_episodes, rewind
 from trainer.hooks.reporting import reporter
@@ -90,6 +91,7 @@ def run(config: RunConfig) -> Result:
             CheckpointHook(store, agent, experiment.saver_frequency, state, resumed=checkpoint is not None),
             ProgressLog(output / PROGRESS),
             TensorBoardSummaries(output / "summaries" / "trainer", experiment.summary_frequency, state),
+            HParamsSession(output / "summaries" / "hparams", experiment, output / PROGRESS),
             reporter(budget, experiment.summary_frequency, state, progress_bar=config.progress_bar),
         ]
         if experiment.max_cost is not None and config.hourly_price:

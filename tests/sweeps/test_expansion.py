@@ -3,16 +3,19 @@ anything is written (all problems at once, each naming its trial and key)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from tfcli.errors import InvalidInput
+from tfcli.errors import InvalidInput, TfcliError
+from tfcli.experiments.store import ExperimentStore
+from tfcli.project import open_project
 from tfcli.spec import ConfigLibrary
 from tfcli.spec.library import BUNDLED_CONFIGS
 from tfcli.spec.sweep import combinations, read_sweep_file
 from tfcli.spec.sweep_axes import describe, parse_set, set_dotted
-from tfcli.sweeps.create import SweepOptions, plan_sweep
+from tfcli.sweeps.create import SweepOptions, create_sweep, plan_sweep
 
 LIBRARY = ConfigLibrary((BUNDLED_CONFIGS,))
 
@@ -109,3 +112,20 @@ def test_combinations_read_short_unless_two_keys_end_alike() -> None:
     assert describe({"agent.learning_rate": 0.1, "agent.batch_size": 8}) == "learning_rate=0.1 batch_size=8"
     both = {"agent.learning_rate": 0.1, "agent.baseline_optimizer.learning_rate": 0.2}
     assert describe(both) == "agent.learning_rate=0.1 agent.baseline_optimizer.learning_rate=0.2"
+
+
+def test_trials_list_the_axes_as_hparams_and_a_sweep_made_before_they_did_continues(project: Path) -> None:
+    options = SweepOptions(name="lr", sets=("agent.learning_rate=1e-3,3e-4", "agent.batch_size=8"), seeds=2)
+    planned = plan_sweep("cartpole-ppo", options, LIBRARY)
+    assert all(spec.hparams == ["agent.learning_rate", "agent.batch_size"] for spec in planned.specs)
+    store = ExperimentStore(open_project())
+    # The sweep as tfcli made it before trials listed their axes: what they train is the same, so it goes on.
+    old = [spec.model_copy(update={"hparams": None}) for spec in planned.specs]
+    create_sweep(store, dataclasses.replace(planned, specs=old))
+    assert store.dir("lr-0").spec().hparams is None
+    create_sweep(store, planned)
+    assert store.dir("lr-0").spec().hparams == ["agent.learning_rate", "agent.batch_size"]
+    # What a trial trains still may not change under it.
+    changed = planned.specs[1].model_copy(update={"hparams": None, "total_timesteps": 7})
+    with pytest.raises(TfcliError, match="'lr-1' already exists with a different spec"):
+        store.write(changed)

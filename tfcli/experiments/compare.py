@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-IGNORED = frozenset({"name"})  # every run has its own; it names the row instead
+# name: every run has its own, it names the row instead; hparams: a sweep trial's axes again (the TensorBoard
+# HParams session), already shown by the axes themselves
+IGNORED = frozenset({"name", "hparams"})
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:

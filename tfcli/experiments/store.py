@@ -144,12 +144,17 @@ class ExperimentStore:
         """Store a resolved spec as ``experiments/<name>/experiment.yaml`` (atomically).
 
         An existing experiment with a different spec is kept unless ``replace``: silently changing what a
-        half-trained experiment trains would make its results meaningless.
+        half-trained experiment trains would make its results meaningless. ``hparams`` only says what the run
+        reports to TensorBoard, so a spec that differs in nothing else is the same experiment (a sweep made before
+        its trials listed their axes there continues).
         """
         from tfcli.spec.loader import to_data, to_yaml
 
+        def trained(data: dict[str, object]) -> dict[str, object]:
+            return {key: value for key, value in data.items() if key != "hparams"}
+
         experiment = self.dir(spec.name)
-        if experiment.exists() and not replace and to_data(experiment.spec()) != to_data(spec):
+        if experiment.exists() and not replace and trained(to_data(experiment.spec())) != trained(to_data(spec)):
             raise TfcliError(
                 f"experiment '{spec.name}' already exists with a different spec ({display_path(experiment.spec_file)})",
                 hint="pick another name with -n, or start over with --restart (deletes its results)",

@@ -18,8 +18,9 @@ from tfcli.experiments.compare import differing_keys, flatten, varying_within
 from tfcli.experiments.progress import read_all
 from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentDir
-from tfcli.sweeps.aggregate import FINAL_FRACTION, Row, final_of
+from tfcli.sweeps.aggregate import Row, final_of
 from tfcli.sweeps.status import SweepStatus
+from trainer.scores import FINAL_FRACTION
 
 FinalKind = Literal["final", "mean_last_100"]
 

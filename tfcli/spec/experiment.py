@@ -11,6 +11,7 @@ from tfcli.spec.base import DnsName, StrictModel, raise_problems
 from tfcli.spec.cluster import Cluster
 from tfcli.spec.environment import EnvironmentSpec
 from tfcli.spec.frequency import Frequency, SummaryFrequency
+from tfcli.spec.sweep_axes import get_dotted
 
 RunMode = Literal["single", "multi-threaded", "distributed"]
 RUN_MODES: tuple[str, ...] = ("single", "multi-threaded", "distributed")
@@ -20,6 +21,8 @@ REFERENCE_FIELDS = {"environment": "environments", "agent": "agents", "network":
 # Defaults that depend on the run mode (the original client's, except summaries: docs/reference.md, "Defaults changed").
 _SAVER_DEFAULT = {"distributed": "600s", "other": "100e"}
 _SUMMARY_DEFAULT = {"distributed": "120s", "other": "10s"}
+# HParams names that are not spec keys: settings the spec implies.
+DERIVED_HPARAMS = ("num_environments",)
 
 
 class Experiment(StrictModel):
@@ -46,9 +49,12 @@ class Experiment(StrictModel):
     seed: int | None = Field(default=None, ge=0, le=2**32 - 1)
     # Dollars: on GKE the trainer pauses itself once its run has cost this much (trainer/hooks/cost_limit.py).
     max_cost: float | None = Field(default=None, gt=0)
-    # The return that counts as solved; sweeps report the time each combination takes to reach it. The trainer
-    # does not read it.
+    # The return that counts as solved; sweeps report the time each combination takes to reach it, and the trainer
+    # its run's time to reach it as a TensorBoard HParams metric.
     target_return: float | None = None
+    # Dotted spec keys whose values TensorBoard's HParams dashboard shows for this run (trainer/hooks/hparams.py);
+    # unset: the main settings. A sweep sets it to its axes, so that every trial reports what the sweep varies.
+    hparams: list[str] | None = None
 
     @field_validator("num_parameter_servers")
     @classmethod
@@ -80,6 +86,7 @@ class Experiment(StrictModel):
                     "set num_workers to the number of environments instead",
                 )
             )
+        problems += self._hparams_problems()
         raise_problems("Experiment", problems)
         mode = "distributed" if self.run_mode == "distributed" else "other"
         if self.saver_frequency is None:
@@ -87,6 +94,27 @@ class Experiment(StrictModel):
         if self.summary_frequency is None:
             object.__setattr__(self, "summary_frequency", Frequency.parse(_SUMMARY_DEFAULT[mode]))
         return self
+
+    def _hparams_problems(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """Each ``hparams`` key names a value this spec sets (or a derived setting such as num_environments)."""
+        if not self.hparams:
+            return []
+        data = self.model_dump(mode="json")  # null values included: a sweep may try `null` on an axis
+        problems: list[tuple[tuple[str | int, ...], str]] = []
+        for index, key in enumerate(self.hparams):
+            if key in DERIVED_HPARAMS:
+                continue
+            try:
+                get_dotted(data, key)
+            except KeyError:
+                problems.append(
+                    (
+                        ("hparams", index),
+                        f"'{key}' is not set in this spec: list dotted keys it sets (e.g. agent.learning_rate, "
+                        f"run_mode) or {', '.join(DERIVED_HPARAMS)}",
+                    )
+                )
+        return problems
 
     @property
     def num_environments(self) -> int:

@@ -149,8 +149,10 @@ def expand(sweep: SweepFile, base: dict[str, Any], shown: str) -> list[Trial]:
         )
     trials = []
     problems = []
+    # Every trial reports the sweep's axes to TensorBoard's HParams dashboard (and what the base lists itself).
+    hparams = list(dict.fromkeys([*sweep.axes, *(base.get("hparams") or [])]))
     for number, combination in enumerate(combos):
-        data = dict(base)
+        data = {**base, "hparams": hparams}
         for key, value in combination.items():
             try:
                 data = set_dotted(data, key, value)

@@ -88,6 +88,20 @@ def set_dotted(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
     return result
 
 
+def get_dotted(data: Any, key: str) -> Any:
+    """The value at ``key`` (``agent.learning_rate``, ``network.0.size``) in plain spec data; a ``KeyError`` naming
+    the key when a part is missing (a mapping without it, a list too short, or a scalar on the way)."""
+    node = data
+    for part in key.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            raise KeyError(key)
+    return node
+
+
 def describe(combination: dict[str, Any]) -> str:
     """``learning_rate=0.001 batch_size=8``: a combination as people read it (the last part of each key, unless two
     keys end alike: ``agent.learning_rate`` and ``agent.baseline_optimizer.learning_rate`` stay whole)."""

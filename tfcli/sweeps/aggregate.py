@@ -2,10 +2,11 @@
 the target return, wall time, and the learning curves with their confidence band (:mod:`tfcli.sweeps.stats`).
 
 Scores come from each trial's ``progress.jsonl``: a run's final performance is the mean return of the episodes that
-ended in the last :data:`FINAL_FRACTION` of its timesteps (at least its last episode) — what the policy does at the
-end, not an average over a learning phase; curves and the time to target use a moving average of :data:`SMOOTHING`
-episodes. Only completed trials count while any of a combination has completed; until
-then the finished episodes of the others are used and the row says ``partial``.
+ended in the last 10% of its timesteps (at least its last episode) — what the policy does at the end, not an average
+over a learning phase; curves and the time to target use a moving average of 20 episodes. Those rules are
+:mod:`trainer.scores`, which the trainer's TensorBoard HParams metrics use too, so that both say the same numbers.
+Only completed trials count while any of a combination has completed; until then the finished episodes of the others
+are used and the row says ``partial``.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ import numpy as np
 
 from tfcli.spec.sweep import Trial
 from tfcli.sweeps import stats
+from trainer.scores import final_score, first_reach_index, smooth
 
-FINAL_FRACTION = 0.1
-SMOOTHING = 20
 CURVE_POINTS = 100
 
 
@@ -31,7 +31,7 @@ class Run:
     seed: int
     state: str
     steps: np.ndarray  # timesteps at the end of each episode, ascending
-    smoothed: np.ndarray  # moving average of SMOOTHING episode returns
+    smoothed: np.ndarray  # moving average of trainer.scores.SMOOTHING episode returns
     walls: np.ndarray  # wall seconds since the run began, at the end of each episode (NaN where not recorded)
     final: float | None
     wall_seconds: float | None
@@ -64,23 +64,6 @@ class Row:
         return data
 
 
-def smooth(returns: np.ndarray, window: int = SMOOTHING) -> np.ndarray:
-    """Moving average of up to ``window`` episodes ending at each one."""
-    sums = np.cumsum(np.concatenate([[0.0], returns]))
-    ends = np.arange(1, len(returns) + 1)
-    starts = np.maximum(0, ends - window)
-    return (sums[ends] - sums[starts]) / (ends - starts)
-
-
-def final_score(steps: np.ndarray, returns: np.ndarray, fraction: float = FINAL_FRACTION) -> float | None:
-    """Mean return of the episodes ending in the last ``fraction`` of the run's timesteps (None without episodes)."""
-    if not len(returns):
-        return None
-    last = steps[-1] * (1 - fraction)
-    window = returns[steps >= last] if (steps >= last).any() else returns[-1:]
-    return float(window.mean())
-
-
 def episodes(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray]:
     """``progress.jsonl``'s records in timestep order (workers interleave), with their timesteps and returns."""
     records = sorted(records, key=lambda r: (int(r.get("timesteps", 0)), int(r.get("episode", 0))))
@@ -111,8 +94,8 @@ def run_of(trial: Trial, records: list[dict[str, Any]], state: str, result: dict
 
 def first_reach(run: Run, target: float) -> tuple[int, float] | None:
     """(timesteps, wall seconds) when the run's moving average first reaches ``target``; None if it never does."""
-    hits = np.nonzero(run.smoothed >= target)[0]
-    return (int(run.steps[hits[0]]), float(run.walls[hits[0]])) if len(hits) else None
+    hit = first_reach_index(run.smoothed, target)
+    return None if hit is None else (int(run.steps[hit]), float(run.walls[hit]))
 
 
 def rows(trials: list[Trial], numbers: list[Run], *, seeds: int, target_return: float | None) -> list[Row]:
