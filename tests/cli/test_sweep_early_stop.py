@@ -9,22 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cli_kit import invoke
+from cli_kit import early_stop_sweep, invoke
 
 BUDGET = 600
-SWEEP = """\
-name: asha
-base:
-  name: asha
-  environment: cartpole
-  agent: {agent: ppo, batch_size: 2, learning_rate: 0.001, network: [{type: dense, size: 8, activation: tanh}]}
-  total_timesteps: 600
-  saver_frequency: 10000t
-axes:
-  max_timesteps_per_episode: [500, 6]
-seeds: 2
-early_stop: {reduction: 2, min_timesteps: 150, recheck_seconds: 0.2}
-"""
 
 
 def sweep_status() -> dict[str, Any]:
@@ -34,7 +21,7 @@ def sweep_status() -> dict[str, Any]:
 
 
 def test_a_hopeless_combination_is_pruned_at_the_first_rung(lab: Path) -> None:
-    (lab / "asha.yaml").write_text(SWEEP)
+    (lab / "asha.yaml").write_text(early_stop_sweep())
     code, stdout, stderr = invoke("experiment", "sweep", "-f", "asha.yaml", "--no-build")
     assert code == 0, stderr
     said = " ".join(stdout.split())
