@@ -47,7 +47,7 @@ def test_trials_prune_themselves_through_the_shared_bucket(
     (lab / "sweep.yaml").write_text(early_stop_sweep(SWEEP))
     code, stdout, stderr = invoke("experiment", "sweep", "-f", "sweep.yaml", "--no-build")
     assert code == 0, stderr
-    code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", "4")
+    code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", "2")
     assert code == 0, stdout + stderr
 
     sweep = PlayedSweep(
