@@ -46,7 +46,7 @@ def run_queue(root: Path, parallel: int) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     pending = [trial for trial in trials if experiments.status(trial).state not in ENDED_FOR_GOOD]
-    _log(f"{len(trials) - len(pending)} of {len(trials)} trials already ended; {parallel} at a time")
+    _log(f"{len(trials) - len(pending)} of {len(trials)} trials already completed or pruned; {parallel} at a time")
     running: dict[str, tuple[ExperimentDir, subprocess.Popen[bytes] | None]] = {}
     failed = 0
     while (pending or running) and not stopping:
