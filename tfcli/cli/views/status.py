@@ -47,7 +47,8 @@ def _experiment(current: Status) -> None:
     if current.pid:
         out().print(f"  process: {current.pid}")
     if current.detail:
-        out().print(f"  {'error' if current.state == 'failed' else 'reason'}: {current.detail}", markup=False)
+        label = "reason" if current.state in ("paused", "pruned") else "error"
+        out().print(f"  {label}: {current.detail}", markup=False)
     _show_cluster(current)
 
 
