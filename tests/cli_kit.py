@@ -51,3 +51,23 @@ axes:
   agent.learning_rate: [1e-3, 3e-3]
 seeds: 2
 """
+
+
+def early_stop_sweep(name: str = "asha") -> str:
+    """A sweep file of 2 combinations x 2 seeds of a 600-timestep CartPole PPO with early stopping: the second
+    combination cuts episodes at 6 timesteps, so its return can never pass 6 (a random CartPole start averages ~20)
+    and it is pruned at the first rung (150 timesteps), whatever the seeds do."""
+    return f"""\
+name: {name}
+base:
+  name: {name}
+  environment: cartpole
+  cluster: single-node
+  agent: {{agent: ppo, batch_size: 2, learning_rate: 0.001, network: [{{type: dense, size: 8, activation: tanh}}]}}
+  total_timesteps: 600
+  saver_frequency: 10000t
+axes:
+  max_timesteps_per_episode: [500, 6]
+seeds: 2
+early_stop: {{reduction: 2, min_timesteps: 150, recheck_seconds: 0.2}}
+"""

@@ -3,9 +3,9 @@
 ``run --spec SPEC --output DIR [--workers HOST:PORT,...] [--environments auto|in-process|subprocess]`` trains;
 ``env-worker --spec SPEC --port PORT [--host HOST]`` serves environments to a distributed run's learner.
 
-This module is the trainer's edge, the one place that turns errors into messages and exit codes: 0 completed,
-1 failed, 2 invalid input (``<file>: <field>: <message>`` on stderr, no traceback), 143 paused by SIGTERM/SIGINT
-(``env-worker`` too: it exits 0 only when the learner tells it the run is over).
+This module is the trainer's edge, the one place that turns errors into messages and exit codes: 0 completed
+(or pruned by early stopping), 1 failed, 2 invalid input (``<file>: <field>: <message>`` on stderr, no traceback),
+143 paused by SIGTERM/SIGINT (``env-worker`` too: it exits 0 only when the learner tells it the run is over).
 It imports nothing heavy at the top: subprocess pools start workers with ``spawn``, which imports this module
 again in every worker, and those must not load TensorFlow.
 """
@@ -81,6 +81,8 @@ def _run(arguments: argparse.Namespace) -> int:
     result = run(config)
     if result.cost_limited:
         log.warning("%s; raise max_cost and start the experiment again to continue", result.reason)
+    elif result.status == "pruned":
+        log.warning("pruned after %s timesteps: %s", f"{result.timesteps:,}", result.reason)
     elif result.status == "paused":
         log.warning("paused after %s timesteps; run the same command again to resume", f"{result.timesteps:,}")
     return result.exit_code

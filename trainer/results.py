@@ -1,9 +1,11 @@
 """``result.json``: how the run ended, written atomically so a reader never sees half of it.
 
 ``status`` is "completed" (the budget is spent; exit 0), "paused" (stopped by SIGTERM/SIGINT after a checkpoint;
-exit 143 — or by the experiment's ``max_cost``, exit 3, see :mod:`trainer.hooks.cost_limit`; ``reason`` says which)
-or "failed" (with ``error``; exit 1, or 2 when the input was at fault). The numbers cover the whole run,
-resumed segments included; ``timesteps_per_second`` is timesteps over training wall time.
+exit 143 — or by the experiment's ``max_cost``, exit 3, see :mod:`trainer.hooks.cost_limit`; ``reason`` says which),
+"pruned" (a trial of an early-stopped sweep stopped itself at a rung, after a checkpoint; exit 0, ``reason`` says
+why: :mod:`trainer.hooks.early_stop`) or "failed" (with ``error``; exit 1, or 2 when the input was at fault). The
+numbers cover the whole run, resumed segments included; ``timesteps_per_second`` is timesteps over training wall
+time.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from trainer.signals import PAUSED_EXIT_CODE
 from trainer.state import RunState
 
 FILENAME = "result.json"
-EXIT_CODES = {"completed": 0, "paused": PAUSED_EXIT_CODE, "failed": 1}
+# A pruned trial has ended for good: exit 0, so that its Job index completes and is not run again.
+EXIT_CODES = {"completed": 0, "pruned": 0, "paused": PAUSED_EXIT_CODE, "failed": 1}
 # Paused by the cost limit: its Job ends (a 143 would be retried by the Job and pause again at once).
 COST_LIMIT_EXIT_CODE = 3
 
@@ -33,7 +36,9 @@ class Result:
     mean_return_last_100: float | None
     updates: int
     error: str | None = None
-    reason: str | None = None  # why a paused run stopped: the signal's name or "max_cost reached ($X of $Y)"
+    reason: str | None = (
+        None  # why a paused run stopped (the signal's name, "max_cost reached ($X of $Y)") or was pruned
+    )
 
     @classmethod
     def of(cls, status: str, state: RunState, error: str | None = None, reason: str | None = None) -> Result:

@@ -25,6 +25,7 @@ from trainer.curve import plot_learning_curve
 from trainer.hooks import Hook, Hooks
 from trainer.hooks.checkpointing import CheckpointHook
 from trainer.hooks.cost_limit import CostLimit
+from trainer.hooks.early_stop import early_stopping
 from trainer.hooks.hparams import HParamsSession
 from trainer.hooks.progress_log import FILENAME as PROGRESS
 from trainer.hooks.progress_log import ProgressLog, read_episodes, rewind
@@ -100,8 +101,11 @@ def run(config: RunConfig) -> Result:
             cost_limit.check(state)  # a resumed run may have reached it already
         elif experiment.max_cost is not None:
             log.info("max_cost is enforced where the stack gives the run its price (GKE); this run has none")
+        early_stop = early_stopping(experiment.early_stop, experiment.name, output, stop, state)
+        if early_stop is not None:
+            hook_list.append(early_stop)
         hooks = Hooks(hook_list)
-        outcome = train(
+        outcome: str = train(
             pool=pool,
             acting=acting_for(agent, deterministic=experiment.deterministic),
             budget=budget,
@@ -109,8 +113,10 @@ def run(config: RunConfig) -> Result:
             hook=hooks,
             stop=stop,
         )
+        if outcome == "paused" and early_stop is not None and early_stop.pruned:
+            outcome = "pruned"  # the early stop asked for the stop: the run ends here for good (exit 0)
         hooks.on_end(state, outcome)
-        result = Result.of(outcome, state, reason=(stop.reason or None) if outcome == "paused" else None)
+        result = Result.of(outcome, state, reason=(stop.reason or None) if outcome != "completed" else None)
     except BaseException as error:
         try:
             hooks.on_end(state, "failed")
@@ -127,7 +133,7 @@ def run(config: RunConfig) -> Result:
             agent.close()
         if pool is not None:
             # Env workers end with the run, and with a cost limit (nothing restarts that run by itself).
-            run_over = result is not None and (result.status == "completed" or result.cost_limited)
+            run_over = result is not None and (result.status in ("completed", "pruned") or result.cost_limited)
             close_pool(pool, run_over=run_over)
     assert result is not None
     _finish(config, result)

@@ -4,6 +4,9 @@
 A run's final return is the mean return of the episodes that ended in the last :data:`FINAL_FRACTION` of its
 timesteps (at least its last episode): what the policy does at the end, not an average over a learning phase. The
 time to a target return is the timesteps at which the moving average of :data:`SMOOTHING` episodes first reaches it.
+A trial of an early-stopped sweep is judged at a rung by the same rule over the episodes before the rung
+(:func:`score_before`), and a combination by the interquartile mean of its seeds (:func:`iqm`, which
+``tfcli.sweeps.stats`` uses too).
 """
 
 from __future__ import annotations
@@ -22,13 +25,35 @@ def smooth(returns: np.ndarray, window: int = SMOOTHING) -> np.ndarray:
     return (sums[ends] - sums[starts]) / (ends - starts)
 
 
+def score_before(
+    steps: np.ndarray, returns: np.ndarray, timesteps: float, fraction: float = FINAL_FRACTION
+) -> float | None:
+    """Mean return of the episodes ending in the last ``fraction`` of the first ``timesteps`` (at least the last
+    episode that ended by then; None when none had)."""
+    before = steps <= timesteps
+    steps, returns = steps[before], returns[before]
+    if not len(returns):
+        return None
+    inside = steps >= timesteps * (1 - fraction)
+    window = returns[inside] if inside.any() else returns[-1:]
+    return float(window.mean())
+
+
 def final_score(steps: np.ndarray, returns: np.ndarray, fraction: float = FINAL_FRACTION) -> float | None:
     """Mean return of the episodes ending in the last ``fraction`` of the run's timesteps (None without episodes)."""
     if not len(returns):
         return None
-    last = steps[-1] * (1 - fraction)
-    window = returns[steps >= last] if (steps >= last).any() else returns[-1:]
-    return float(window.mean())
+    return score_before(steps, returns, steps[-1], fraction)
+
+
+def iqm(scores: np.ndarray) -> float:
+    """The mean of the middle 50 % of all scores: ``int(0.25 n)`` are dropped at each end (as ``scipy.stats.
+    trim_mean(x, 0.25)``, which the paper's library uses)."""
+    flat = np.sort(np.asarray(scores, dtype=float).ravel())
+    if flat.size == 0:
+        raise ValueError("no scores")
+    cut = int(0.25 * flat.size)
+    return float(flat[cut : flat.size - cut].mean())
 
 
 def first_reach_index(smoothed: np.ndarray, target: float) -> int | None:

@@ -1,11 +1,18 @@
 """A GKE sweep played end to end without a cloud: the Job the fake ``pulumi up`` applied (rendered from the sweep's
 stack file by infra's own code, admitted as the API server admits it), run by the Job controller stand-in
 (tests/job_controller.py), its pods and Job served by the fake API server (tests/gke/fake_kube.py), and each pod's
-trainer writing to the bucket on the GCS emulator what the real one writes when it ends that way."""
+trainer writing to the bucket on the GCS emulator what the real one writes when it ends that way.
+
+With ``mount`` set, each pod is a real trainer process instead (``python -m trainer run --spec <its trial's spec>
+--output <mount>/<sweep>/<sweep>-<k>``, the pod's command line with ``/results`` at ``mount``): its exit code is how
+the pod ends, and after every tick the trials' files under ``mount`` are copied to the bucket, as the GCS FUSE
+volume would write them through. Trials see each other's folders there, as pods do through the mount."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +69,9 @@ class PlayedSweep:
     written: set[tuple[int, int]] = field(default_factory=set)  # (index, attempt) whose files were written
     stop: threading.Event = field(default_factory=threading.Event)
     problem: BaseException | None = None
+    mount: Path | None = None  # pods as trainer processes writing here (the bucket's FUSE mount at /results)
+    specs: Path | None = None  # with ``mount``: the folder of each trial's resolved spec, experiments/<trial>/
+    processes: dict[tuple[int, int], subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def deploy(self) -> JobController:
         self.controller = JobController(deployed_job(self.stack_state, self.sweep), self.script)
@@ -71,6 +81,12 @@ class PlayedSweep:
 
     def tick(self) -> None:
         assert self.controller is not None
+        if self.mount is not None:
+            self._run_trainers()
+            self.controller.tick()
+            self._sync()
+            self.publish()
+            return
         self.controller.tick()
         for pod in self.controller.pods:
             if pod.ended is not None and (pod.index, pod.attempt) not in self.written:
@@ -79,6 +95,39 @@ class PlayedSweep:
                 for name, text in trainer_files(pod.ended, EPISODES // 2 if cut_short else EPISODES).items():
                     self.bucket.blob(f"{self.sweep}/{self.sweep}-{pod.index}/{name}").upload_from_string(text)
         self.publish()
+
+    def _run_trainers(self) -> None:
+        """Start a trainer for each pod that has none; a pod whose trainer exited ends with its exit code."""
+        assert self.controller is not None and self.mount is not None and self.specs is not None
+        for pod in self.controller.active():
+            key = (pod.index, pod.attempt)
+            if key not in self.processes:
+                trial = f"{self.sweep}-{pod.index}"
+                spec = self.specs / trial / "experiment.yaml"
+                output = self.mount / self.sweep / trial
+                self.processes[key] = subprocess.Popen(
+                    [sys.executable, "-m", "trainer", "run", "--spec", str(spec), "--output", str(output)],
+                    stdout=subprocess.DEVNULL,
+                    stderr=(self.mount / f"{trial}.log").open("ab"),
+                )
+            code = self.processes[key].poll()
+            pod.outcome = Outcome(code if code is not None else 0)
+            pod.left = 1 if code is not None else 2  # the controller ends it at this tick once its trainer exited
+
+    def _sync(self) -> None:
+        """The trials' files under the mount, as the bucket holds them."""
+        assert self.mount is not None
+        for folder in sorted((self.mount / self.sweep).glob(f"{self.sweep}-*")):
+            for name in ("progress.jsonl", "result.json"):
+                if (folder / name).is_file():
+                    blob = self.bucket.blob(f"{self.sweep}/{folder.name}/{name}")
+                    blob.upload_from_string((folder / name).read_bytes())
+
+    def end_trainers(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
     def publish(self) -> None:
         assert self.controller is not None

@@ -7,6 +7,10 @@ from typing import Any
 
 from tfcli.experiments.progress import ProgressReader
 
+# States in which a run has ended for good: nothing starts it again (a sweep's queue and Job count them as done). A
+# pruned run is a trial that early stopping ended at a rung (trainer/hooks/early_stop.py).
+ENDED_FOR_GOOD = ("completed", "pruned")
+
 
 @dataclass(frozen=True)
 class Status:
@@ -15,7 +19,7 @@ class Status:
     name: str
     backend: str
     run_mode: str
-    state: str  # new | running | paused | completed | failed | stopped | interrupted
+    state: str  # new | running | paused | completed | pruned | failed | stopped | interrupted
     timesteps: int
     episodes: int
     budget: str
@@ -61,6 +65,8 @@ def status_from(
     if spec.get("episodes"):
         done.append(episodes / int(spec["episodes"]))
     mean = result.get("mean_return_last_100") if final else reader.mean_return
+    if state == "pruned" and not detail:
+        detail = str(result.get("reason", ""))  # why early stopping ended it
     return Status(
         name=name,
         backend=backend,

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from tfcli.gke.pod_states import PodState
 
 TRIALS_ROLE = "trials"  # the Job's tfcli/job annotation (infra/sweep_manifests.py TRIALS_JOB)
-ENDED = ("completed", "failed")  # a trial's states the Job cannot change any more (and "paused" at max_cost)
+ENDED = ("completed", "pruned", "failed")  # a trial's states the Job cannot change any more (and "paused" at max_cost)
 
 
 def parse_indexes(text: str | None) -> frozenset[int]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
-from tfcli.experiments.status import Status, status_from
+from tfcli.experiments.status import ENDED_FOR_GOOD, Status, status_from
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.gke import states, sweep_job
 from tfcli.gke.bucket_reads import BucketReads, read_trials
@@ -43,7 +43,7 @@ class TrialReading:
     detail: str = ""  # why, when the cluster says more than the bucket (tfcli/gke/sweep_job.py)
 
     def status(self) -> Status:
-        final = self.state in ("completed", "failed", "paused", "stopped") and bool(self.result)
+        final = self.state in ("completed", "pruned", "failed", "paused", "stopped") and bool(self.result)
         detail = self.detail or (str(self.result.get("error", "")) if self.state == "failed" else "")
         return status_from(
             self.trial.name,
@@ -105,13 +105,13 @@ def read_downloaded(experiment: ExperimentDir, trial: Trial) -> TrialReading:
 
 def _sweep_state(readings: list[TrialReading], *, suspended: bool) -> str:
     """The sweep's state from its trials alone (when its Job cannot be read): it has ended once every trial has —
-    completed, failed, or paused at ``max_cost`` while the Job runs (nothing starts that trial again)."""
+    completed (or pruned), failed, or paused at ``max_cost`` while the Job runs (nothing starts that trial again)."""
     states = Counter(reading.state for reading in readings)
-    if states.get("completed", 0) == len(readings):
+    if sum(states.get(state, 0) for state in ENDED_FOR_GOOD) == len(readings):
         return "completed"
     if suspended:
         return "pausing" if states.get("pausing") else "paused"
-    if sum(states.get(state, 0) for state in ("completed", "failed", "paused", "stopped")) == len(readings):
+    if sum(states.get(state, 0) for state in (*ENDED_FOR_GOOD, "failed", "paused", "stopped")) == len(readings):
         return "failed"
     return "running"
 
@@ -146,7 +146,9 @@ def view(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks, reads: Buck
             current = sweep_job.sweep_state(cluster.job) or current
             detail = cluster.job.failed or ""
         if current == "failed" and not detail:
-            short = [f"{reading.trial.name} {reading.state}" for reading in readings if reading.state != "completed"]
+            short = [
+                f"{reading.trial.name} {reading.state}" for reading in readings if reading.state not in ENDED_FOR_GOOD
+            ]
             detail = f"{len(short)} of {len(readings)} trials did not complete: {', '.join(short[:5])}"
         parallel = state.outputs.get("parallelism")
     else:

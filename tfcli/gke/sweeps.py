@@ -22,6 +22,7 @@ from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import RunRecord
+from tfcli.experiments.status import ENDED_FOR_GOOD
 from tfcli.experiments.store import ExperimentDir, ExperimentStore, RunFolder
 from tfcli.gke import waiting
 from tfcli.gke.bucket_reads import BucketReads
@@ -76,7 +77,7 @@ def start(
 
     def completed(outputs: dict[str, Any]) -> tuple[bool, int | None]:
         readings = read_deployed(project, outputs, sweep.trials())
-        return all(reading.state == "completed" for reading in readings), None
+        return all(reading.state in ENDED_FOR_GOOD for reading in readings), None
 
     started = now()
     records: dict[RunFolder, RunRecord] = {

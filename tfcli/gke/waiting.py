@@ -14,7 +14,7 @@ from tfcli.gke.results import RemoteResults
 
 POLL_SECONDS = 15.0  # how often --wait and pause read the bucket
 PAUSE_TIMEOUT = 180.0  # the Jobs give the trainer 120 s to checkpoint after SIGTERM
-FINAL = ("completed", "failed")
+FINAL = ("completed", "pruned", "failed")  # a pruned trial ended itself at a rung (early stopping)
 _UNREAD = object()
 
 

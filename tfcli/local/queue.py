@@ -2,11 +2,11 @@
 running until every trial has ended, each launched as an ordinary local experiment (its own supervisor, in a session
 of its own, so it keeps training if the queue dies).
 
-- A trial that completed is never run again; one that is running when the queue starts (the previous queue
-  crashed) is adopted, not started twice; the others (new, paused, interrupted, failed, stopped) are launched and
-  resume from their newest checkpoint.
+- A trial that completed (or was pruned by early stopping) is never run again; one that is running when the queue
+  starts (the previous queue crashed) is adopted, not started twice; the others (new, paused, interrupted, failed,
+  stopped) are launched and resume from their newest checkpoint.
 - SIGTERM/SIGINT (``experiment pause -s``): no new trial starts; the running ones are paused (checkpoint) and the
-  queue exits 143. Exit codes: 0 every trial completed, 1 some failed, 143 paused.
+  queue exits 143. Exit codes: 0 every trial completed or was pruned, 1 some failed, 143 paused.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def _log(message: str) -> None:
 
 
 def run_queue(root: Path, parallel: int) -> int:
+    from tfcli.experiments.status import ENDED_FOR_GOOD
     from tfcli.experiments.store import ExperimentDir
     from tfcli.local import experiments
     from tfcli.sweeps.store import SweepDir
@@ -44,8 +45,8 @@ def run_queue(root: Path, parallel: int) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    pending = [trial for trial in trials if experiments.status(trial).state != "completed"]
-    _log(f"{len(trials) - len(pending)} of {len(trials)} trials already completed; {parallel} at a time")
+    pending = [trial for trial in trials if experiments.status(trial).state not in ENDED_FOR_GOOD]
+    _log(f"{len(trials) - len(pending)} of {len(trials)} trials already completed or pruned; {parallel} at a time")
     running: dict[str, tuple[ExperimentDir, subprocess.Popen[bytes] | None]] = {}
     failed = 0
     while (pending or running) and not stopping:
@@ -72,8 +73,9 @@ def run_queue(root: Path, parallel: int) -> int:
                 continue
             del running[name]
             state = experiments.status(trial).state
-            failed += state != "completed"
-            _log(f"{name}: {state}")
+            failed += state not in ENDED_FOR_GOOD
+            reason = experiments.status(trial).detail if state == "pruned" else ""
+            _log(f"{name}: {state}" + (f" ({reason})" if reason else ""))
     if stopping:
         for name, (trial, _process) in running.items():
             supervisor = experiments.supervisor(trial)

@@ -15,6 +15,7 @@ from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.progress import read_all
+from tfcli.experiments.status import ENDED_FOR_GOOD
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.local import experiments as local_experiments
 from tfcli.local.processes import RecordedProcess
@@ -69,7 +70,7 @@ def sweep_status(store: ExperimentStore, sweep: SweepDir) -> SweepStatus:
     alive = queue_alive(sweep)
     if alive:
         state = "pausing" if record.pause_requested else "running"
-    elif counts.get("completed", 0) == len(trials):
+    elif sum(counts.get(state, 0) for state in ENDED_FOR_GOOD) == len(trials):
         state = "completed"
     elif record.stopped:
         state = "stopped"
@@ -114,7 +115,7 @@ def start_sweep(
                 raise TfcliError(f"trial '{experiment.name}' is running; pause or stop the sweep first")
         for experiment in trials:
             _clear(experiment)
-    elif all(local_experiments.status(experiment).state == "completed" for experiment in trials):
+    elif all(local_experiments.status(experiment).state in ENDED_FOR_GOOD for experiment in trials):
         return None, chosen
     process = queue(sweep).launch([str(sweep.root), str(chosen)], sweep.logs / "queue.log", parallel=chosen)
     return process, chosen
@@ -138,7 +139,7 @@ def stop_sweep(store: ExperimentStore, sweep: SweepDir) -> SweepStatus:
             with experiment.locked():
                 process = local_experiments.supervisor(experiment)
                 process.end(local_experiments.PAUSE_TIMEOUT)
-                if experiment.run_record().started and local_experiments.status(experiment).state != "completed":
+                if experiment.run_record().started and local_experiments.status(experiment).state not in ENDED_FOR_GOOD:
                     process.mark_stopped()
         queue(sweep).mark_stopped()
     return sweep_status(store, sweep)

@@ -132,7 +132,8 @@ def of_sweep(name: str, rows: list[Row], status: SweepStatus) -> Comparison:
                 ComparedRun(
                     name=row.label,
                     values={},
-                    state=f"{row.completed}/{row.runs}" + (" partial" if row.partial else ""),
+                    state=f"{row.completed}/{row.runs}"
+                    + (" pruned" if row.pruned and not row.completed else " partial" if row.partial else ""),
                     final_return=row.iqm,
                     final_kind=None if row.iqm is None else "final",
                     timesteps=float(np.mean([s.timesteps for s in members])),

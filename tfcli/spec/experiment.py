@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from tfcli.spec.agent import AgentSpec, NetworkSpec
 from tfcli.spec.base import DnsName, StrictModel, raise_problems
 from tfcli.spec.cluster import Cluster
+from tfcli.spec.early_stop import TrialEarlyStop
 from tfcli.spec.environment import EnvironmentSpec
 from tfcli.spec.frequency import Frequency, SummaryFrequency
 from tfcli.spec.sweep_axes import get_dotted
@@ -55,6 +56,8 @@ class Experiment(StrictModel):
     # Dotted spec keys whose values TensorBoard's HParams dashboard shows for this run (trainer/hooks/hparams.py);
     # unset: the main settings. A sweep sets it to its axes, so that every trial reports what the sweep varies.
     hparams: list[str] | None = None
+    # Set by a sweep with early stopping (tfcli/spec/early_stop.py): the trial prunes itself at its rungs.
+    early_stop: TrialEarlyStop | None = None
 
     @field_validator("num_parameter_servers")
     @classmethod
@@ -86,6 +89,8 @@ class Experiment(StrictModel):
                     "set num_workers to the number of environments instead",
                 )
             )
+        if self.early_stop is not None and self.total_timesteps is None:
+            problems.append((("early_stop",), "early stopping's rungs are in timesteps: set total_timesteps"))
         problems += self._hparams_problems()
         raise_problems("Experiment", problems)
         mode = "distributed" if self.run_mode == "distributed" else "other"

@@ -10,6 +10,7 @@ A sweep file (``configs/sweeps/<name>.yaml``, or ``experiments/<sweep>/sweep.yam
     random: null                 # N: try N combinations drawn from the grid instead of all of them
     random_seed: 0               # which N (the draw is reproducible)
     parallel: null               # local trials at a time (default: what the cores fit)
+    early_stop: null             # true or {reduction: 3, min_timesteps: T}: ASHA (tfcli/spec/early_stop.py)
 
 Trials are ordered combination by combination, seeds inside: trial ``k`` is combination ``k // seeds`` with seed
 ``k % seeds + 1``. On GKE trial ``k`` is the Indexed Job's completion index ``k``.
@@ -25,10 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_serializer
+from pydantic_core.core_schema import SerializerFunctionWrapHandler
 
 from tfcli.errors import InvalidInput
 from tfcli.spec.base import MAX_NAME_LENGTH, DnsName, StrictModel
+from tfcli.spec.early_stop import EarlyStopSettings, trial_early_stop
 from tfcli.spec.errors import problems_of
 from tfcli.spec.sweep_axes import check_key, describe, numbers_as_numbers, set_dotted
 
@@ -53,6 +56,22 @@ class SweepFile(StrictModel):
     random: int | None = Field(default=None, ge=1)
     random_seed: int = Field(default=0, ge=0)
     parallel: int | None = Field(default=None, ge=1, le=256)
+    early_stop: EarlyStopSettings | None = None
+
+    @field_validator("early_stop", mode="before")
+    @classmethod
+    def _true_is_the_defaults(cls, value: Any) -> Any:
+        """``early_stop: true`` is every default; ``false`` is none."""
+        return {} if value is True else None if value is False else value
+
+    @model_serializer(mode="wrap")
+    def _without_unset_early_stop(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A sweep without early stopping is written as before the key existed (its sweep.yaml and stack config
+        stay the same text, so an existing sweep still reads as the same definition)."""
+        data: dict[str, Any] = handler(self)
+        if data.get("early_stop") is None:
+            data.pop("early_stop", None)
+        return data
 
     @field_validator("axes")
     @classmethod
@@ -151,8 +170,20 @@ def expand(sweep: SweepFile, base: dict[str, Any], shown: str) -> list[Trial]:
     problems = []
     # Every trial reports the sweep's axes to TensorBoard's HParams dashboard (and what the base lists itself).
     hparams = list(dict.fromkeys([*sweep.axes, *(base.get("hparams") or [])]))
+    early_stop = trial_early_stop(
+        sweep.early_stop,
+        sweep=sweep.name,
+        combinations=len(combos),
+        seeds=sweep.seeds,
+        axes=sweep.axes,
+        base=base,
+        shown=shown,
+    )
     for number, combination in enumerate(combos):
-        data = {**base, "hparams": hparams}
+        data = {key: value for key, value in base.items() if key != "early_stop"}  # a base's names another sweep
+        data["hparams"] = hparams
+        if early_stop is not None:
+            data["early_stop"] = early_stop
         for key, value in combination.items():
             try:
                 data = set_dotted(data, key, value)

@@ -6,7 +6,9 @@ ended in the last 10% of its timesteps (at least its last episode) — what the 
 over a learning phase; curves and the time to target use a moving average of 20 episodes. Those rules are
 :mod:`trainer.scores`, which the trainer's TensorBoard HParams metrics use too, so that both say the same numbers.
 Only completed trials count while any of a combination has completed; until then the finished episodes of the others
-are used and the row says ``partial``.
+are used and the row says ``partial``. A combination that early stopping pruned (some trials ``pruned``, none
+completed) is scored where its trials stopped, and is never the best while another combination is in the running:
+the best is judged on trials that ran their whole budget.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class Row:
     target_timesteps_iqm: float | None = None
     target_seconds_iqm: float | None = None
     wall_seconds_mean: float | None = None
+    pruned: int = 0  # trials early stopping ended at a rung
     best: bool = False
     runs_data: list[Run] = field(default_factory=list, repr=False)
 
@@ -117,6 +120,7 @@ def rows(trials: list[Trial], numbers: list[Run], *, seeds: int, target_return: 
             completed=len(done),
             runs=len(members),
             partial=not done and bool(used),
+            pruned=sum(run.state == "pruned" for run in runs),
             target_return=target_return,
             runs_data=runs,
         )
@@ -134,8 +138,9 @@ def rows(trials: list[Trial], numbers: list[Run], *, seeds: int, target_return: 
         result.append(row)
     scored = [row for row in result if row.iqm is not None]
     if len(scored) > 1:
+        contenders = [row for row in scored if not row.pruned or row.completed] or scored
         # Ties on the final return (CartPole's ceiling of 500) go to the one that reached the target sooner.
-        max(scored, key=lambda row: (row.iqm or 0.0, -(row.target_timesteps_iqm or float("inf")))).best = True
+        max(contenders, key=lambda row: (row.iqm or 0.0, -(row.target_timesteps_iqm or float("inf")))).best = True
     return result
 
 

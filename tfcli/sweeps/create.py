@@ -38,6 +38,9 @@ class SweepOptions:
     random: int | None = None
     random_seed: int | None = None
     parallel: int | None = None
+    early_stop: bool | None = None  # --early-stop / --no-early-stop (None: as the sweep file says)
+    reduction: int | None = None  # --reduction (implies --early-stop)
+    min_timesteps: int | None = None  # --min-timesteps (implies --early-stop)
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,28 @@ def _merged(data: dict[str, Any], options: SweepOptions, default_name: str) -> d
     }  # fmt: skip
     merged.update({key: value for key, value in given.items() if value is not None})
     merged.setdefault("name", default_name)
+    _early_stop(merged, options)
     return merged
+
+
+def _early_stop(merged: dict[str, Any], options: SweepOptions) -> None:
+    """``--early-stop``, ``--reduction`` and ``--min-timesteps`` over the file's ``early_stop`` (either of the last
+    two turns early stopping on; ``--no-early-stop`` turns it off)."""
+    if options.reduction is not None and options.reduction < 2:
+        raise InvalidInput(
+            f"--reduction: at least 2 (a rung keeps the top 1/REDUCTION of its combinations), got {options.reduction}"
+        )
+    if options.min_timesteps is not None and options.min_timesteps < 1:
+        raise InvalidInput(f"--min-timesteps: at least 1, got {options.min_timesteps}")
+    if options.early_stop is False:
+        merged["early_stop"] = None
+        return
+    given = {"reduction": options.reduction, "min_timesteps": options.min_timesteps}
+    given = {key: value for key, value in given.items() if value is not None}
+    if not (options.early_stop or given):
+        return
+    current = merged.get("early_stop")
+    merged["early_stop"] = {**(current if isinstance(current, dict) else {}), **given}
 
 
 def plan_sweep(reference: str, options: SweepOptions, library: ConfigLibrary, *, for_gke: bool = False) -> Planned:

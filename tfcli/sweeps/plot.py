@@ -23,7 +23,7 @@ def plot_sweep(name: str, rows: list[Row], output: Path, target_return: float | 
         if not runs:
             continue
         steps, average, lower, upper = curve(runs)
-        best = " (best)" if row.best else ""
+        best = " (best)" if row.best else " (pruned)" if row.pruned and not row.completed else ""
         (line,) = axes.plot(steps, average, linewidth=2, label=f"{row.label}{best}, {len(runs)} seeds")
         axes.fill_between(steps, lower, upper, color=line.get_color(), alpha=0.2, linewidth=0)
         plotted += 1

@@ -13,19 +13,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from trainer.scores import iqm  # one definition for the trainer's early stopping and the sweep tables
+
+__all__ = ["bootstrap_ci", "curve_band", "iqm", "mean", "stratified_resamples"]
+
 CONFIDENCE = 0.95
 REPETITIONS = 2000
 SEED = 0
-
-
-def iqm(scores: np.ndarray) -> float:
-    """The mean of the middle 50 % of all scores: ``int(0.25 n)`` are dropped at each end (as ``scipy.stats.
-    trim_mean(x, 0.25)``, which the paper's library uses)."""
-    flat = np.sort(np.asarray(scores, dtype=float).ravel())
-    if flat.size == 0:
-        raise ValueError("no scores")
-    cut = int(0.25 * flat.size)
-    return float(flat[cut : flat.size - cut].mean())
 
 
 def mean(scores: np.ndarray) -> float:

@@ -1,7 +1,8 @@
 """Save a checkpoint every ``saver_frequency`` (seconds, episodes or timesteps), and when the run ends.
 
 A completed run saves its final state, so that running the same experiment into the same folder again finds the
-budget spent and stops at once; a paused run (SIGTERM) saves so that it resumes where it stopped. A failed run does
+budget spent and stops at once; a paused run (SIGTERM) saves so that it resumes where it stopped, and a pruned one
+(early stopping) so that it can be extended from where it stopped. A failed run does
 not: its state may be the cause of the failure, and the previous checkpoint is the better place to resume from.
 """
 
@@ -35,5 +36,5 @@ class CheckpointHook(Hook):
             self._save(state)
 
     def on_end(self, state: RunState, status: str) -> None:
-        if status in ("completed", "paused") and self._saved_at != (state.timesteps, state.episodes):
+        if status in ("completed", "paused", "pruned") and self._saved_at != (state.timesteps, state.episodes):
             self._save(state)

@@ -96,6 +96,16 @@ def sweep(
     build: Annotated[
         bool, typer.Option("--build/--no-build", help="Build and step one trial of each combination first.")
     ] = True,
+    early_stop: Annotated[
+        bool | None,
+        typer.Option("--early-stop/--no-early-stop", help="Prune hopeless combinations at rungs (ASHA)."),
+    ] = None,
+    reduction: Annotated[
+        int | None, typer.Option("--reduction", help="Early stop: keep the top 1/N at each rung (default 3).")
+    ] = None,
+    min_timesteps: Annotated[
+        int | None, typer.Option("--min-timesteps", help="Early stop: the first rung (default: budget/N²).")
+    ] = None,
     start: Annotated[bool, typer.Option("--start", help="Start it right away (as `start -s`).")] = False,
     local: Annotated[bool, typer.Option("--local", help="With --start: run on this machine.")] = False,
     wait: Wait = None,
@@ -110,7 +120,9 @@ def sweep(
     from tfcli.sweeps.create import SweepOptions, build_trials, create_sweep, plan_sweep
 
     ctx = CliContext()
-    options = SweepOptions(name, tuple(sets or ()), seeds, random, random_seed, parallel)
+    options = SweepOptions(
+        name, tuple(sets or ()), seeds, random, random_seed, parallel, early_stop, reduction, min_timesteps
+    )
     on_gke = ctx.project.settings.default_backend == "gke" and not (start and local)  # where `start -s` runs it
     planned = plan_sweep(file, options, ConfigLibrary.for_project(ctx.project.root), for_gke=on_gke)
     if build:
@@ -123,6 +135,13 @@ def sweep(
         f"{planned.sweep.seeds} seed(s) = {len(planned.trials)} trials "
         f"({planned.trials[0].name} .. {planned.trials[-1].name}), every one validated"
     )
+    stopping = planned.trials[0].data.get("early_stop")
+    if stopping:
+        rungs = ", ".join(f"{rung:,}" for rung in stopping["rungs"])
+        out().print(
+            f"  early stopping (ASHA): rungs at {rungs} timesteps; at each, a trial goes on only if its combination "
+            f"is in the top 1/{stopping['reduction']} of those that reached it"
+        )
     if not start:
         out().print(f"Start it with `tfcli experiment start -s {created.name}`")
         return

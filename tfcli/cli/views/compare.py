@@ -35,7 +35,9 @@ def show_comparison(rows: list[Row], target: float | None, *, as_json: bool = Fa
     table.add_column("wall s", no_wrap=True)
     for row in rows:
         final = "-" if row.iqm is None else f"{row.iqm:.1f} [{row.ci_low:.1f}, {row.ci_high:.1f}]"
-        if row.partial:
+        if row.pruned and not row.completed:
+            final += " (pruned)"
+        elif row.partial:
             final += " (partial)"
         cells = ["*" if row.best else "", row.label, f"{row.completed}/{row.runs}", final]
         if target is not None:
@@ -50,6 +52,8 @@ def show_comparison(rows: list[Row], target: float | None, *, as_json: bool = Fa
         notes.append(
             f"reached / to target: seeds whose 20-episode moving average reached {target:g}; IQM of their timesteps"
         )
+    if any(row.pruned for row in rows):
+        notes.append("pruned: early stopping ended its trials at a rung; scored where they stopped, never the best")
     notes.append("wall s: mean per trial" + ("; * best" if any(row.best for row in rows) else ""))
     for note in notes:
         out().print(note, highlight=False)

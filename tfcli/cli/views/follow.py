@@ -79,10 +79,12 @@ class TerminalWatcher:
     def trials(self, status: SweepStatus) -> None:
         """A line for each trial that started or ended since the last poll, with why it failed, paused or stopped."""
         ended = [
-            s for _, s in status.trials if s.state in ("completed", "failed") or (s.detail and s.state != "running")
+            s
+            for _, s in status.trials
+            if s.state in ("completed", "pruned", "failed") or (s.detail and s.state != "running")
         ]
         for trial, current in status.trials:
-            announced = ("completed", "failed", "running", "paused", "stopped")
+            announced = ("completed", "pruned", "failed", "running", "paused", "stopped")
             if current.state != self.seen.get(trial.name) and current.state in announced:
                 self.seen[trial.name] = current.state
                 mean = f", mean return {current.mean_return:.1f}" if current.mean_return is not None else ""
@@ -91,7 +93,7 @@ class TerminalWatcher:
                 )
                 why = (
                     f" ({current.detail})"
-                    if current.detail and current.state in ("failed", "paused", "stopped")
+                    if current.detail and current.state in ("failed", "paused", "stopped", "pruned")
                     else ""
                 )
                 out().print(

@@ -47,7 +47,8 @@ def _experiment(current: Status) -> None:
     if current.pid:
         out().print(f"  process: {current.pid}")
     if current.detail:
-        out().print(f"  {'reason' if current.state == 'paused' else 'error'}: {current.detail}", markup=False)
+        label = "reason" if current.state in ("paused", "pruned") else "error"
+        out().print(f"  {label}: {current.detail}", markup=False)
     _show_cluster(current)
 
 
@@ -94,7 +95,7 @@ def _sweep(status: SweepStatus) -> None:
         table.add_row(*row)
     out().print(table)
     for trial, current in status.trials:  # why a trial ended as it did (the pod column is gone once it is stopped)
-        if current.detail and current.state in ("failed", "paused"):
+        if current.detail and current.state in ("failed", "paused", "pruned"):
             out().print(f"  {trial.name} {current.state}: {current.detail}", markup=False)
     if unreadable := next((pod["error"] for pod in pods if "error" in pod), None):
         _warn(f"cannot read the cluster: {unreadable}")
