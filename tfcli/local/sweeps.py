@@ -94,10 +94,15 @@ def _clear(experiment: ExperimentDir) -> None:
 
 
 def start_sweep(
-    store: ExperimentStore, sweep: SweepDir, *, parallel: int | None, restart: bool = False
+    store: ExperimentStore,
+    sweep: SweepDir,
+    *,
+    parallel: int | None,
+    restart: bool = False,
+    held: frozenset[str] = frozenset(),
 ) -> tuple[subprocess.Popen[bytes] | None, int]:
-    """Launch the queue; returns it (None when every trial has already completed and not ``restart``) and the
-    trials at a time. Call with the sweep locked."""
+    """Launch the queue; returns it (None when every trial has already completed, or is ``held``, and not
+    ``restart``) and the trials at a time. Call with the sweep locked."""
     definition = sweep.definition()
     if parallel is not None and parallel < 1:
         raise InvalidInput(f"--parallel: at least 1, got {parallel}")
@@ -114,9 +119,10 @@ def start_sweep(
                 raise TfcliError(f"trial '{experiment.name}' is running; pause or stop the sweep first")
         for experiment in trials:
             _clear(experiment)
-    elif all(local_experiments.status(experiment).state == "completed" for experiment in trials):
+    elif all(e.name in held or local_experiments.status(e).state == "completed" for e in trials):
         return None, chosen
-    process = queue(sweep).launch([str(sweep.root), str(chosen)], sweep.logs / "queue.log", parallel=chosen)
+    arguments = [str(sweep.root), str(chosen), *([",".join(sorted(held))] if held else [])]
+    process = queue(sweep).launch(arguments, sweep.logs / "queue.log", parallel=chosen)
     return process, chosen
 
 
