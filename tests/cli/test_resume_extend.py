@@ -84,20 +84,25 @@ def test_sweep_retry_failed_then_extend(lab: Path) -> None:
     assert "1 failed trial(s) left as they are (duo-1); --retry-failed runs them again" in said(stdout, stderr)
     assert states("duo") == ["completed", "failed"]
 
-    code, stdout, stderr = invoke("experiment", "resume", "-s", "duo", "--retry-failed")
-    assert code == 0, stdout + stderr
-    assert states("duo") == ["completed", "completed"] and result(lab, "duo-1")["timesteps"] == 300
-    log = (lab / "experiments" / "duo" / "logs" / "queue.log").read_text()
-    assert log.count("duo-1: started") == 2 and log.count("duo-0: started") == 1  # the completed one never again
-
+    # Extended while trial 1 is failed: trial 0 trains on to exactly 500, the queue leaves trial 1 alone.
     before = {name: episodes(lab, name) for name in ("duo-0", "duo-1")}
     code, stdout, stderr = invoke("experiment", "resume", "-s", "duo", "--total-timesteps", "500")
     assert code == 0, stdout + stderr
-    assert "budget raised to timesteps 500: 2 finished run(s) continue" in said(stdout, stderr)
-    assert states("duo") == ["completed", "completed"]
+    assert "budget raised to timesteps 500: 1 finished run(s) continue" in said(stdout, stderr)
+    assert states("duo") == ["completed", "failed"] and result(lab, "duo-1")["timesteps"] == 300
+    assert result(lab, "duo-0")["timesteps"] == 500  # exactly the rest: 200 more
+    assert_continued(before["duo-0"], episodes(lab, "duo-0"), 500)
+    log = (lab / "experiments" / "duo" / "logs" / "queue.log").read_text()
+    assert "left as they ended: duo-1" in log and "duo-1: started" not in log.split("left as they ended")[-1]
+
+    # --retry-failed: trial 1 again, from its last checkpoint (300 timesteps) to the sweep's budget, now 500.
+    code, stdout, stderr = invoke("experiment", "resume", "-s", "duo", "--retry-failed")
+    assert code == 0, stdout + stderr
+    assert states("duo") == ["completed", "completed"] and result(lab, "duo-1")["timesteps"] == 500
+    assert_continued(before["duo-1"], episodes(lab, "duo-1"), 500)
+    log = (lab / "experiments" / "duo" / "logs" / "queue.log").read_text()
+    assert log.count("duo-1: started") == 2 and log.count("duo-0: started") == 2  # the first run, the extension
     for name in ("duo-0", "duo-1"):
-        assert result(lab, name)["timesteps"] == 500  # exactly the rest: 200 more
-        assert_continued(before[name], episodes(lab, name), 500)
         spec = yaml.safe_load((lab / "experiments" / name / "experiment.yaml").read_text())
         assert spec["total_timesteps"] == 500
     assert yaml.safe_load((lab / "experiments" / "duo" / "sweep.yaml").read_text())["base"]["total_timesteps"] == 500
