@@ -97,14 +97,14 @@ class GkeBackend:
         )
 
     def check_resumable(self, run: Run, plan: ResumePlan | None = None) -> None:
-        """An experiment resumes when paused (or completed, its budget raised); a sweep whatever its Job did — a
-        paused one, one whose Job failed or completed (a new Job runs what did not end), one still running."""
+        """An experiment resumes when paused (or completed, its budget raised); a sweep when paused or when its Job
+        ended — failed or completed (a new Job runs what did not end) — not while its Job runs."""
         state = self.status(run).state
         if run.kind == "sweep":
-            if state in ("new", "deploying", "destroying"):
+            if state in ("new", "running", "deploying", "destroying"):
                 raise TfcliError(
-                    f"sweep '{run.name}' is {state}; resume continues a sweep that ran",
-                    hint=f"`tfcli experiment start -s {run.name}` starts it",
+                    f"sweep '{run.name}' is {state}; only a paused sweep can resume (or one whose Job ended)",
+                    hint=f"`tfcli experiment status -s {run.name}` shows its trials",
                 )
             return
         if plan is not None and plan.extends and state in ("completed", "pruned") and not plan.held:
