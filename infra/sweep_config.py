@@ -3,6 +3,9 @@ resolved base spec, the axes, the seeds) instead of ``tfcli:experiment``; every 
 (:mod:`infra.stack_config`), validated by the same code: the first trial stands in for the experiment there.
 
 ``tfcli:parallelism`` sets the trials at a time (default: what the learner pool holds at its largest).
+``tfcli:heldTrials`` (``"1,4"``) and ``tfcli:rerun`` (a whole number) are what ``resume -s`` sets: the trials its
+new Job leaves as they ended (their pods end at once, ``trainer run --hold``), and a count that changes the Job's
+digest, so that a Job that ended (``Failed``, ``Complete``) is replaced by one that runs the unfinished trials.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.config_keys import CLUSTER_KEY, EXPERIMENT_KEY, PARALLELISM_KEY, SWEEP_KEY
+from infra.config_keys import CLUSTER_KEY, EXPERIMENT_KEY, HELD_TRIALS_KEY, PARALLELISM_KEY, RERUN_KEY, SWEEP_KEY
 from infra.stack_config import StackSettings, config_int, config_mapping, config_where, settings_from_config
 from tfcli.errors import InvalidInput
 from tfcli.spec import ConfigLibrary, Experiment
@@ -26,6 +29,20 @@ class SweepSettings:
     name: str
     trials: list[Experiment]
     parallelism: int
+    held: tuple[int, ...] = ()
+    rerun: int = 0
+
+
+def held_trials(stack: str, value: Any, trials: int) -> tuple[int, ...]:
+    """``tfcli:heldTrials``: trial indexes, ``"1,4"`` (a list is taken too)."""
+    parts = value if isinstance(value, list) else str(value or "").split(",")
+    try:
+        held = sorted({int(str(part).strip()) for part in parts if str(part).strip()})
+    except ValueError:
+        raise InvalidInput(f"{config_where(stack, HELD_TRIALS_KEY)}: expected trial indexes such as 1,4") from None
+    if held and not 0 <= held[0] <= held[-1] < trials:
+        raise InvalidInput(f"{config_where(stack, HELD_TRIALS_KEY)}: the sweep's trials are 0 .. {trials - 1}")
+    return tuple(held)
 
 
 def is_sweep_config(config: Mapping[str, Any]) -> bool:
@@ -63,7 +80,9 @@ def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transpo
     parallelism = config_int(stack, PARALLELISM_KEY, config.get(PARALLELISM_KEY))
     if parallelism is not None and parallelism < 1:
         raise InvalidInput(f"{config_where(stack, PARALLELISM_KEY)}: at least 1, got {parallelism}")
-    return SweepSettings(settings, sweep.name, trials, parallelism or default_parallelism(trials))
+    held = held_trials(stack, config.get(HELD_TRIALS_KEY), len(trials))
+    rerun = config_int(stack, RERUN_KEY, config.get(RERUN_KEY)) or 0
+    return SweepSettings(settings, sweep.name, trials, parallelism or default_parallelism(trials), held, rerun)
 
 
 def read_sweep_config() -> SweepSettings:
@@ -72,5 +91,5 @@ def read_sweep_config() -> SweepSettings:
 
     from infra.stack_config import read_config_values
 
-    config = read_config_values((SWEEP_KEY, PARALLELISM_KEY))
+    config = read_config_values((SWEEP_KEY, PARALLELISM_KEY, HELD_TRIALS_KEY, RERUN_KEY))
     return sweep_settings_from_config(config, stack=pulumi.get_stack())

@@ -37,6 +37,7 @@ TRIALS_CONFIG_MAP = "sweep-trials"
 TRIALS_JOB = "trials"
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 INDEX_VARIABLE = "TRIAL_INDEX"
+RERUN_ANNOTATION = "tfcli/rerun"
 
 
 def max_failed_trials(trials: int) -> int:
@@ -50,9 +51,19 @@ def trial_results(sweep: str, index: int | str) -> str:
 
 
 def build_sweep_manifests(
-    sweep: str, trials: list[Experiment], ctx: ManifestContext, *, parallelism: int
+    sweep: str,
+    trials: list[Experiment],
+    ctx: ManifestContext,
+    *,
+    parallelism: int,
+    held: tuple[int, ...] = (),
+    rerun: int = 0,
 ) -> list[dict[str, Any]]:
-    """The objects that run every trial of ``sweep``, namespace first, the Job last."""
+    """The objects that run every trial of ``sweep``, namespace first, the Job last.
+
+    A resumed sweep (``resume -s``): ``held`` trials' pods end at once (``trainer run --hold``: a failed one fails
+    its index again, without retries, so it counts beside ``maxFailedIndexes``), and ``rerun`` (when not 0) is an
+    annotation of the pod template, so that the Job's digest, its name, changes and an ended Job is replaced."""
     labels = {"app.kubernetes.io/name": "tfcli", "app.kubernetes.io/instance": sweep}
     data = trials_data(trials)
     digest = hashlib.sha256(yaml.safe_dump(data, sort_keys=True).encode()).hexdigest()[:16]
@@ -74,6 +85,10 @@ def build_sweep_manifests(
         "--output",
         trial_results(sweep, index),
     ]
+    if held:
+        container["args"] += ["--hold", ",".join(map(str, held)), "--index", index]
+    if rerun:
+        template["metadata"]["annotations"][RERUN_ANNOTATION] = str(rerun)
     container["env"] = [
         {
             "name": INDEX_VARIABLE,
@@ -92,7 +107,7 @@ def build_sweep_manifests(
             "completions": len(trials),
             "parallelism": min(parallelism, len(trials)),
             "backoffLimitPerIndex": RETRIES,
-            "maxFailedIndexes": max_failed_trials(len(trials)),
+            "maxFailedIndexes": min(len(trials), max_failed_trials(len(trials)) + len(held)),
             "podFailurePolicy": failure_policy("trial", per_index=True),
         }
     )

@@ -41,7 +41,14 @@ def sweep_context(sweep: SweepSettings) -> ManifestContext:
 
 def sweep_objects(sweep: SweepSettings) -> list[dict[str, Any]]:
     """The sweep's Kubernetes objects: what the program hands to its Workloads, and what ``render -s`` prints."""
-    return build_sweep_manifests(sweep.name, sweep.trials, sweep_context(sweep), parallelism=sweep.parallelism)
+    return build_sweep_manifests(
+        sweep.name,
+        sweep.trials,
+        sweep_context(sweep),
+        parallelism=sweep.parallelism,
+        held=sweep.held,
+        rerun=sweep.rerun,
+    )
 
 
 def render_sweep_config(config: Mapping[str, Any], *, stack: str) -> str:

@@ -29,6 +29,7 @@ from tfcli.project import ProjectDir
 from tfcli.runs.backend import Backend, Watcher
 from tfcli.runs.comparison import Comparison, experiment_row, of_experiments, of_sweep
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
+from tfcli.runs.resuming import ResumeOptions, plan_resume, write_budget
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Row, rows
 from tfcli.sweeps.status import SweepStatus
@@ -80,10 +81,24 @@ class Backends:
             LocalBackend().refuse_running(run)
         return backend.start(run, options)
 
-    def resume(self, run: Run) -> Started:
-        """Continue a paused run where it last ran."""
+    def resume(self, run: Run, options: ResumeOptions | None = None) -> Started:
+        """Continue a paused or interrupted run where it last ran; ``options``: retry a sweep's failed trials, raise
+        the budget of finished members (:mod:`tfcli.runs.resuming`: one plan, carried out by the run's backend)."""
         refuse_alone(run, "start")
-        return self.of(run).resume(run)
+        options = options or ResumeOptions()
+        options.check()  # bad flags before anything is read
+        backend = self.of(run)
+        status = backend.status(run)
+        if isinstance(status, SweepStatus):
+            members = [(trial.index, trial_status) for trial, trial_status in status.trials]
+        else:
+            assert isinstance(status, Status)
+            members = [(0, status)]
+        plan = plan_resume(run, members, options)
+        backend.check_resumable(run, plan)
+        write_budget(run, plan)
+        started = backend.resume(run, plan)
+        return dataclasses.replace(started, announce=[*plan.notes, *started.announce])
 
     def pause(self, run: Run) -> Paused:
         refuse_alone(run, "pause")

@@ -42,6 +42,10 @@ def _parser() -> argparse.ArgumentParser:
         help="multi-threaded runs: step environments in this process or one subprocess each "
         "(auto: subprocesses when a step is costly)",
     )
+    run.add_argument(
+        "--hold", default=None, help="trial indexes a resumed sweep leaves as they ended (with --index; a GKE Job's)"
+    )
+    run.add_argument("--index", type=int, default=None, help="this run's trial index in its sweep (with --hold)")
     run.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
 
     worker = commands.add_parser("env-worker", help="serve the experiment's environment to a distributed learner")
@@ -67,6 +71,14 @@ def _run(arguments: argparse.Namespace) -> int:
     loaded = load_experiment(arguments.spec)
     experiment = loaded.spec
     _setup_logging(arguments.debug or experiment.debug_logging)
+    from trainer.budget import Budget
+    from trainer.ended import nothing_to_train, parse_hold
+
+    held = arguments.index is not None and arguments.index in parse_hold(arguments.hold)
+    ended = nothing_to_train(arguments.output, Budget.of(experiment), held=held)
+    if ended is not None:  # before TensorFlow is imported: a resumed sweep's finished trials end in a second
+        (log.warning if ended.exit_code else log.info)("%s", ended.message)
+        return ended.exit_code
     config = RunConfig(
         experiment=experiment,
         output=arguments.output,

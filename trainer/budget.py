@@ -7,7 +7,9 @@ therefore ends with exactly ``total_timesteps`` timesteps or exactly ``episodes`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from tfcli.spec import Experiment
 from trainer.state import RunState
@@ -34,6 +36,14 @@ class Budget:
         """True once either budget is used up."""
         return (self.timesteps is not None and state.timesteps >= self.timesteps) or (
             self.episodes is not None and state.episodes >= self.episodes
+        )
+
+    def reached_by(self, result: Mapping[str, Any]) -> bool:
+        """Whether a run that ended with ``result`` (``result.json``'s counters) has nothing left of this budget: a
+        completed run whose budget was extended since is not (it continues from its final checkpoint)."""
+        timesteps, episodes = result.get("timesteps"), result.get("episodes")
+        return (self.timesteps is not None and isinstance(timesteps, int) and timesteps >= self.timesteps) or (
+            self.episodes is not None and isinstance(episodes, int) and episodes >= self.episodes
         )
 
     def describe(self) -> str:

@@ -82,3 +82,15 @@ def status_from(
         pid=pid,
         detail=detail,
     )
+
+
+def reported_state(spec: dict[str, Any], result: dict[str, Any]) -> str:
+    """The state ``result.json`` reports, but ``paused`` for a completed run whose budget was raised since
+    (``resume --total-timesteps N``): it has the rest to train, from its final checkpoint."""
+    from trainer.budget import Budget
+
+    state = str(result.get("status", "unknown"))
+    budget = Budget(episodes=spec.get("episodes"), timesteps=spec.get("total_timesteps"))
+    if state == "completed" and not budget.reached_by(result):
+        return "paused"
+    return state

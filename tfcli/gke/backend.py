@@ -20,6 +20,7 @@ from tfcli.gke.sweep_readings import read_downloaded, trial_status, view
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Watcher
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
+from tfcli.runs.resuming import ResumePlan, extend_hint
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Run as TrialNumbers
 
@@ -37,7 +38,7 @@ class GkeBackend:
     def stacks(self, project: ProjectDir) -> Stacks:
         return Stacks(project, install_prompt=self.install_prompt)
 
-    def start(self, run: Run, options: StartOptions) -> Started:
+    def start(self, run: Run, options: StartOptions, *, resumed: sweeps.Resumed | None = None) -> Started:
         stacks = self.stacks(run.project)
         with run.locked():
             if run.kind == "sweep":
@@ -49,6 +50,7 @@ class GkeBackend:
                     shared_cluster=options.shared_cluster,
                     observer=self.observer,
                     stacks=stacks,
+                    resumed=resumed,
                 )
             else:
                 deployment = experiments.start(
@@ -94,19 +96,32 @@ class GkeBackend:
             where="on GKE",
         )
 
-    def check_resumable(self, run: Run) -> None:
+    def check_resumable(self, run: Run, plan: ResumePlan | None = None) -> None:
+        """An experiment resumes when paused (or completed, its budget raised); a sweep when paused or when its Job
+        ended — failed or completed (a new Job runs what did not end) — not while its Job runs."""
         state = self.status(run).state
+        if run.kind == "sweep":
+            if state in ("new", "running", "deploying", "destroying"):
+                raise TfcliError(
+                    f"sweep '{run.name}' is {state}; only a paused sweep can resume (or one whose Job ended)",
+                    hint=f"`tfcli experiment status -s {run.name}` shows its trials",
+                )
+            return
+        if plan is not None and plan.extends and state in ("completed", "pruned") and not plan.held:
+            return
         if state not in ("paused", "pausing"):
-            rule = (
-                "only a paused sweep can resume"
-                if run.kind == "sweep"
-                else "only a paused or interrupted run can resume"
+            raise TfcliError(
+                f"experiment '{run.name}' is {state}; only a paused or interrupted run can resume",
+                hint=extend_hint(run, state),
             )
-            raise TfcliError(f"{run.kind} '{run.name}' is {state}; {rule}")
 
-    def resume(self, run: Run) -> Started:
-        self.check_resumable(run)
-        return self.start(run, StartOptions())
+    def resume(self, run: Run, plan: ResumePlan | None = None) -> Started:
+        plan = plan or ResumePlan()
+        self.check_resumable(run, plan)
+        if run.kind != "sweep":
+            return self.start(run, StartOptions())
+        ended = self.status(run).state in ("failed", "completed")  # its Job starts no pod again: a new Job
+        return self.start(run, StartOptions(), resumed=sweeps.Resumed(plan.held, new_job=ended))
 
     def pause(self, run: Run) -> Paused:
         stacks = self.stacks(run.project)

@@ -22,7 +22,7 @@ from infra.config_keys import TRANSPORT_TOKEN_KEY
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.record import RunRecord
-from tfcli.experiments.status import Status, status_from
+from tfcli.experiments.status import Status, reported_state, status_from
 from tfcli.experiments.store import ExperimentDir
 from tfcli.gke import states, waiting
 from tfcli.gke.deploy import (
@@ -75,6 +75,7 @@ def start(
     require_gcp(project)
     name = experiment.name
     spec = experiment.spec()
+    spec_data = experiment.spec_data()  # a completed run whose budget was raised goes on
     refuse_local_results(experiment, [experiment], restart=restart)
     planned = experiment_stack(project, spec, shared_cluster=shared_cluster)
     _validate(planned.config, name)
@@ -82,7 +83,7 @@ def start(
     def completed(outputs: dict[str, Any]) -> tuple[bool, int | None]:
         remote = remote_results(project, outputs)
         before = remote.result_blob()
-        done = before is not None and remote.result(before).get("status") == "completed"
+        done = before is not None and reported_state(spec_data, remote.result(before)) == "completed"
         return done, None if before is None else before.generation
 
     record = RunRecord(backend="gke", stack=name, shared_cluster=planned.shared_cluster, started_at=now())
@@ -183,7 +184,8 @@ def status(experiment: ExperimentDir, project: ProjectDir, *, stacks: Stacks) ->
         result = remote.result()
         remote.poll()
         reader = remote.progress
-        current = states.deployed_state(result, suspended=bool(state.outputs.get("suspended")))
+        reported = {**result, "status": reported_state(spec, result)} if result else result
+        current = states.deployed_state(reported, suspended=bool(state.outputs.get("suspended")))
         if states.paused_at_max_cost(result):
             detail = str(result["reason"])
         if current == "failed" and result.get("error"):

@@ -16,7 +16,7 @@ from typing import Any
 
 from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
-from tfcli.experiments.status import ENDED_FOR_GOOD, Status, status_from
+from tfcli.experiments.status import ENDED_FOR_GOOD, Status, reported_state, status_from
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.gke import states, sweep_job
 from tfcli.gke.bucket_reads import BucketReads, read_trials
@@ -78,7 +78,10 @@ def read_deployed(
     for trial in trials:
         files = read[trial.name]
         started = bool(files.reader.episodes or files.result.get("status"))
-        state = states.deployed_state(files.result, suspended=suspended, started=started)
+        result = files.result
+        if result.get("status") == "completed" and reported_state(trial.data, result) == "paused":  # raised budget
+            result = {**result, "status": "paused"}
+        state = states.deployed_state(result, suspended=suspended, started=started)
         readings.append(TrialReading(trial, state, dict(files.result), list(files.records), files.reader))
     return readings
 

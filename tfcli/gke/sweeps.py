@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infra.config_keys import HELD_TRIALS_KEY, RERUN_KEY
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import RunRecord
-from tfcli.experiments.status import ENDED_FOR_GOOD
 from tfcli.experiments.store import ExperimentDir, ExperimentStore, RunFolder
 from tfcli.gke import waiting
 from tfcli.gke.bucket_reads import BucketReads
@@ -59,8 +60,10 @@ def start(
     shared_cluster: str | None = None,
     observer: UpdateObserver | None = None,
     stacks: Stacks,
+    resumed: Resumed | None = None,
 ) -> Deployment:
-    """Deploy (or update, or resume) the sweep's stack; returns once ``pulumi up`` is done."""
+    """Deploy (or update, or resume) the sweep's stack; returns once ``pulumi up`` is done. ``resumed``: what
+    ``resume -s`` sets (trials held, a new Job for one that ended)."""
     from infra.sweep_config import sweep_settings_from_config
 
     project = store.project
@@ -73,11 +76,24 @@ def start(
     if shared_cluster is not None:
         cluster_spec(project, shared_cluster)  # an unknown one is an InvalidInput listing the known ones
     stack_file, shared = deploy_stack(project, sweep.definition(), shared_cluster=shared_cluster, parallelism=parallel)
+    held: tuple[int, ...] = ()
+    if resumed is not None:
+        held = resumed.held
+        config = stack_file.config
+        config[HELD_TRIALS_KEY] = ",".join(map(str, held))
+        if resumed.new_job:
+            config[RERUN_KEY] = int(config.get(RERUN_KEY) or 0) + 1
     sweep_settings_from_config(stack_file.config, stack=name)  # every mistake before Pulumi runs, exit code 2
 
     def completed(outputs: dict[str, Any]) -> tuple[bool, int | None]:
         readings = read_deployed(project, outputs, sweep.trials())
-        return all(reading.state in ENDED_FOR_GOOD for reading in readings), None
+        # done: completed, held, or pruned unless this resume trains pruned trials on (--include-pruned)
+        return all(
+            reading.state == "completed"
+            or reading.trial.index in held
+            or (reading.state == "pruned" and resumed is None)
+            for reading in readings
+        ), None
 
     started = now()
     records: dict[RunFolder, RunRecord] = {
@@ -89,6 +105,15 @@ def start(
     if not deployed.nothing_to_run and deployed.outputs.get("parallelism") is not None:
         sweep.write_run_record(sweep.run_record().but(parallel=int(deployed.outputs["parallelism"])))
     return deployed
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """``resume -s`` on GKE: the trials its Job leaves as they ended, and whether the Job must be a new one (the
+    old one ended: a Job that is ``Failed`` or ``Complete`` starts no pod again)."""
+
+    held: tuple[int, ...]
+    new_job: bool
 
 
 def wait_until(

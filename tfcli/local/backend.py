@@ -19,6 +19,7 @@ from tfcli.local import experiments, sweeps
 from tfcli.local.follow import follow_experiment, follow_sweep
 from tfcli.runs.backend import Watcher
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
+from tfcli.runs.resuming import ResumePlan, extend_hint
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Run as TrialNumbers
 
@@ -48,7 +49,8 @@ class LocalBackend:
     name: BackendName = "local"
     waits_by_default = True  # a run here is followed until it ends unless told --detach
 
-    def start(self, run: Run, options: StartOptions) -> Started:
+    def start(self, run: Run, options: StartOptions, *, held: frozenset[str] | None = None) -> Started:
+        """``held``: trials of a sweep its queue leaves as they ended (``resume -s``; None: the pruned ones)."""
         if options.shared_cluster is not None:
             raise InvalidInput(
                 "--cluster: a shared cluster is a GKE cluster; it has no meaning for a run on this machine"
@@ -64,7 +66,7 @@ class LocalBackend:
         with run.locked():
             if run.kind == "sweep":
                 process, parallel = sweeps.start_sweep(
-                    run.store, run.sweep(), parallel=options.parallel, restart=options.restart
+                    run.store, run.sweep(), parallel=options.parallel, restart=options.restart, held=held
                 )
             else:
                 experiment = run.experiment()
@@ -91,17 +93,24 @@ class LocalBackend:
             )
         return Started(run, "local", process=process, parallel=parallel, announce=announce, detached_hint=hint)
 
-    def check_resumable(self, run: Run) -> None:
-        """An experiment resumes when paused, stopped, interrupted or failed; a sweep resumes its unfinished trials
-        whatever its state."""
+    def check_resumable(self, run: Run, plan: ResumePlan | None = None) -> None:
+        """An experiment resumes when paused, stopped, interrupted or failed, or completed (pruned) when its budget
+        is raised; a sweep resumes its unfinished trials whatever its state."""
         if run.kind == "experiment":
             state = experiments.status(run.experiment()).state
+            if plan is not None and plan.extends and state in ("completed", "pruned") and not plan.held:
+                return
             if state not in RESUMABLE:
-                raise TfcliError(f"experiment '{run.name}' is {state}; only a paused or interrupted run can resume")
+                raise TfcliError(
+                    f"experiment '{run.name}' is {state}; only a paused or interrupted run can resume",
+                    hint=extend_hint(run, state),
+                )
 
-    def resume(self, run: Run) -> Started:
-        self.check_resumable(run)
-        return self.start(run, StartOptions())
+    def resume(self, run: Run, plan: ResumePlan | None = None) -> Started:
+        plan = plan or ResumePlan()
+        self.check_resumable(run, plan)
+        held = frozenset(trial.name for trial in run.trials() if trial.index in plan.held)
+        return self.start(run, StartOptions(), held=held)
 
     def pause(self, run: Run) -> Paused:
         if run.kind == "sweep":

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
-from tfcli.experiments.status import Status, status_from
+from tfcli.experiments.status import Status, reported_state, status_from
 from tfcli.experiments.store import ExperimentDir
 from tfcli.local.processes import RecordedProcess
 
@@ -72,7 +72,7 @@ def status(experiment: ExperimentDir) -> Status:
     elif record.stopped:
         state = "stopped"
     elif result:
-        state = str(result.get("status", "unknown"))
+        state = reported_state(spec, result)
     elif record.started:
         state = "interrupted"  # the process is gone and wrote no result: killed, or the machine restarted
     else:

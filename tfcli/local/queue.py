@@ -1,10 +1,12 @@
-"""The local queue of a sweep: ``python -m tfcli.local.queue SWEEP_DIR PARALLEL`` keeps ``PARALLEL`` trials
+"""The local queue of a sweep: ``python -m tfcli.local.queue SWEEP_DIR PARALLEL [HELD]`` keeps ``PARALLEL`` trials
 running until every trial has ended, each launched as an ordinary local experiment (its own supervisor, in a session
 of its own, so it keeps training if the queue dies).
 
-- A trial that completed (or was pruned by early stopping) is never run again; one that is running when the queue
-  starts (the previous queue crashed) is adopted, not started twice; the others (new, paused, interrupted, failed,
-  stopped) are launched and resume from their newest checkpoint.
+- A trial that completed is never run again; one that is running when the queue starts (the previous queue
+  crashed) is adopted, not started twice; the others (new, paused, interrupted, failed, stopped) are launched and
+  resume from their newest checkpoint.
+- ``HELD`` (comma-separated trial names) are left as they ended: a pruned trial (early stopping) unless
+  ``resume -s --include-pruned`` extends it, a failed one on ``resume -s`` without ``--retry-failed``.
 - SIGTERM/SIGINT (``experiment pause -s``): no new trial starts; the running ones are paused (checkpoint) and the
   queue exits 143. Exit codes: 0 every trial completed or was pruned, 1 some failed, 143 paused.
 """
@@ -29,7 +31,7 @@ def _log(message: str) -> None:
     print(f"{datetime.now(UTC).isoformat(timespec='seconds')} {message}", flush=True)
 
 
-def run_queue(root: Path, parallel: int) -> int:
+def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> int:
     from tfcli.experiments.status import ENDED_FOR_GOOD
     from tfcli.experiments.store import ExperimentDir
     from tfcli.local import experiments
@@ -45,8 +47,11 @@ def run_queue(root: Path, parallel: int) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    pending = [trial for trial in trials if experiments.status(trial).state not in ENDED_FOR_GOOD]
-    _log(f"{len(trials) - len(pending)} of {len(trials)} trials already completed or pruned; {parallel} at a time")
+    pending = [trial for trial in trials if experiments.status(trial).state != "completed" and trial.name not in held]
+    done = len(trials) - len(pending) - len(held)
+    _log(f"{done} of {len(trials)} trials already completed; {parallel} at a time")
+    if held:
+        _log(f"left as they ended: {', '.join(sorted(held))}")
     running: dict[str, tuple[ExperimentDir, subprocess.Popen[bytes] | None]] = {}
     failed = 0
     while (pending or running) and not stopping:
@@ -93,10 +98,11 @@ def run_queue(root: Path, parallel: int) -> int:
 
 
 def main() -> None:
-    if len(sys.argv) != 3:
-        print("usage: python -m tfcli.local.queue SWEEP_DIR PARALLEL", file=sys.stderr)
+    if len(sys.argv) not in (3, 4):
+        print("usage: python -m tfcli.local.queue SWEEP_DIR PARALLEL [HELD]", file=sys.stderr)
         raise SystemExit(2)
-    raise SystemExit(run_queue(Path(sys.argv[1]), int(sys.argv[2])))
+    held = frozenset(filter(None, sys.argv[3].split(","))) if len(sys.argv) == 4 else frozenset()
+    raise SystemExit(run_queue(Path(sys.argv[1]), int(sys.argv[2]), held))
 
 
 if __name__ == "__main__":

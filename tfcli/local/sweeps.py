@@ -95,10 +95,16 @@ def _clear(experiment: ExperimentDir) -> None:
 
 
 def start_sweep(
-    store: ExperimentStore, sweep: SweepDir, *, parallel: int | None, restart: bool = False
+    store: ExperimentStore,
+    sweep: SweepDir,
+    *,
+    parallel: int | None,
+    restart: bool = False,
+    held: frozenset[str] | None = None,
 ) -> tuple[subprocess.Popen[bytes] | None, int]:
-    """Launch the queue; returns it (None when every trial has already completed and not ``restart``) and the
-    trials at a time. Call with the sweep locked."""
+    """Launch the queue; returns it (None when every trial has already completed, or is ``held``, and not
+    ``restart``) and the trials at a time. Call with the sweep locked. ``held`` None (``start -s``): the pruned
+    trials are held, so that only ``resume -s --include-pruned`` trains them on."""
     definition = sweep.definition()
     if parallel is not None and parallel < 1:
         raise InvalidInput(f"--parallel: at least 1, got {parallel}")
@@ -115,9 +121,12 @@ def start_sweep(
                 raise TfcliError(f"trial '{experiment.name}' is running; pause or stop the sweep first")
         for experiment in trials:
             _clear(experiment)
-    elif all(local_experiments.status(experiment).state in ENDED_FOR_GOOD for experiment in trials):
+    if held is None:
+        held = frozenset(e.name for e in trials if not restart and local_experiments.status(e).state == "pruned")
+    if not restart and all(e.name in held or local_experiments.status(e).state == "completed" for e in trials):
         return None, chosen
-    process = queue(sweep).launch([str(sweep.root), str(chosen)], sweep.logs / "queue.log", parallel=chosen)
+    arguments = [str(sweep.root), str(chosen), *([",".join(sorted(held))] if held else [])]
+    process = queue(sweep).launch(arguments, sweep.logs / "queue.log", parallel=chosen)
     return process, chosen
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from tfcli.experiments.record import BackendName
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
+from tfcli.runs.resuming import ResumePlan
 from tfcli.runs.run import Run
 from tfcli.sweeps.status import SweepStatus
 
@@ -51,12 +52,13 @@ class Backend(Protocol):
         """Start (or continue from its newest checkpoint) a run; returns once it is launched."""
         ...
 
-    def check_resumable(self, run: Run) -> None:
-        """Refuse a run that is not paused (or, where the backend can continue it, stopped or interrupted)."""
+    def check_resumable(self, run: Run, plan: ResumePlan | None = None) -> None:
+        """Refuse a run that is not paused (or, where the backend can continue it, stopped, interrupted or failed,
+        or finished with ``plan`` raising its budget)."""
         ...
 
-    def resume(self, run: Run) -> Started:
-        """Continue a paused run where it last ran."""
+    def resume(self, run: Run, plan: ResumePlan | None = None) -> Started:
+        """Continue a paused run where it last ran, as ``plan`` says (members held, budgets raised)."""
         ...
 
     def pause(self, run: Run) -> Paused:

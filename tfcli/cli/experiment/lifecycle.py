@@ -56,10 +56,30 @@ def start(
     show_started(ctx, ctx.backends.start(run, local=local, options=options, resume=resume), wait)
 
 
-def resume(experiment: OptionalName = None, wait: Wait = None, sweep: SweepName = None) -> None:
-    """Continue a paused experiment from its newest checkpoint, where it last ran (-s: a sweep's unfinished trials)."""
+def resume(
+    experiment: OptionalName = None,
+    wait: Wait = None,
+    sweep: SweepName = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Sweeps: run failed trials again, from their last checkpoint.")
+    ] = False,
+    total_timesteps: Annotated[
+        int | None, typer.Option("--total-timesteps", help="Raise the budget: completed runs train on to N.")
+    ] = None,
+    episodes: Annotated[
+        int | None, typer.Option("--episodes", help="Raise the budget: completed runs train on to N episodes.")
+    ] = None,
+    include_pruned: Annotated[
+        bool, typer.Option("--include-pruned", help="With a raised budget: pruned trials train on too.")
+    ] = False,
+) -> None:
+    """Continue a paused or interrupted run from its newest checkpoint, where it last ran (-s: a sweep's unfinished
+    trials; failed ones with --retry-failed); --total-timesteps/--episodes extend finished runs."""
+    from tfcli.runs.resuming import ResumeOptions
+
+    options = ResumeOptions(retry_failed, include_pruned, total_timesteps, episodes)
     ctx = CliContext()
-    show_started(ctx, ctx.backends.resume(ctx.run(experiment=experiment, sweep=sweep)), wait)
+    show_started(ctx, ctx.backends.resume(ctx.run(experiment=experiment, sweep=sweep), options), wait)
 
 
 def pause(experiment: OptionalName = None, sweep: SweepName = None) -> None:

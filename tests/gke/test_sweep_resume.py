@@ -1,0 +1,121 @@
+"""``resume -s`` of a GKE sweep against the fakes: a Job that ended ``Failed`` is replaced by a new one (another
+digest) that leaves the failed trial failed (``--hold``) and finishes nothing twice; ``--retry-failed`` runs it
+again; ``--total-timesteps`` raises every trial's budget in the stack file and the ConfigMap, and the completed
+trials read as going on. The Job controller stand-in runs each Job; the trainers' own ends (held, already done) are
+tested with the real trainer in tests/trainer/test_ended.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from fake_kube import Cluster
+from gke_testkit import FakePulumi
+from job_controller import Outcome
+from played_sweep import deployed_job
+from test_sweep_failures import api, by_trial, played, sweep_json
+from test_sweep_gke import BUDGET, SWEEP, gke_lab, invoke
+
+from infra.sweep_config import sweep_settings_from_config
+from infra.sweep_program import sweep_objects
+
+__all__ = ["api", "gke_lab"]
+
+BAD = {0, 1, 2, 3, 4}  # more than half of the 9 trials: the Job fails early, trials 5 .. 8 never finish
+HELD = Outcome(2, message="held: this trial failed in an earlier Job (--retry-failed reruns it)")
+
+
+def said(stdout: str, stderr: str) -> str:
+    return " ".join((stdout + stderr).split())
+
+
+def stack_config(lab: Path) -> dict[str, Any]:
+    return dict(yaml.safe_load((lab / "stacks" / f"Pulumi.{SWEEP}.yaml").read_text())["config"])
+
+
+def args(job: dict[str, Any]) -> list[str]:
+    return list(job["spec"]["template"]["spec"]["containers"][0]["args"])
+
+
+def test_failed_job_resumed_then_retry_failed_then_extended(
+    gke_lab: Path, gcs: Any, api: Cluster, fake_pulumi: FakePulumi
+) -> None:
+    code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", "3")
+    assert code == 0, stdout + stderr
+    first = played(fake_pulumi, gcs, api, {k: [Outcome(2, message="agent.learning_rate: must be > 0")] for k in BAD})
+    first.deploy()
+    first.run()
+    status = sweep_json()
+    assert status["state"] == "failed" and status["detail"].startswith("MaxFailedIndexesExceeded")
+    assert {by_trial(status)[k]["state"] for k in range(5, 9)} == {"stopped"}
+    failed_job = deployed_job(fake_pulumi.state, SWEEP)
+
+    # A plain resume: a new Job (the Failed one starts no pod again); the failed trial is held, and said so.
+    code, stdout, stderr = invoke("experiment", "resume", "-s", SWEEP)
+    assert code == 0, stdout + stderr
+    names = ", ".join(f"{SWEEP}-{k}" for k in range(4))
+    assert f"5 failed trial(s) left as they are ({names}); --retry-failed runs them again" in said(stdout, stderr)
+    job = deployed_job(fake_pulumi.state, SWEEP)
+    assert job["metadata"]["name"] != failed_job["metadata"]["name"]
+    assert args(job)[-4:] == ["--hold", "0,1,2,3,4", "--index", "$(TRIAL_INDEX)"] and "--hold" not in args(failed_job)
+    assert job["spec"]["maxFailedIndexes"] == 9  # the held ones fail again, beside the allowance (capped at 9)
+    assert (stack_config(gke_lab)["tfcli:heldTrials"], stack_config(gke_lab)["tfcli:rerun"]) == ("0,1,2,3,4", 1)
+    second = played(fake_pulumi, gcs, api, {k: [HELD] for k in BAD})
+    controller = second.deploy()
+    second.run()
+    assert controller.failed_indexes == BAD and controller.completed == set(range(9)) - BAD
+    trials = by_trial(sweep_json())
+    assert {trials[k]["state"] for k in BAD} == {"failed"} and {trials[k]["state"] for k in range(5, 9)} == {
+        "completed"
+    }
+
+    # --retry-failed: another new Job, holding nothing; the sweep completes.
+    code, stdout, stderr = invoke("experiment", "resume", "-s", SWEEP, "--retry-failed")
+    assert code == 0, stdout + stderr
+    retry_job = deployed_job(fake_pulumi.state, SWEEP)
+    assert retry_job["metadata"]["name"] not in (job["metadata"]["name"], failed_job["metadata"]["name"])
+    assert "--hold" not in args(retry_job) and stack_config(gke_lab)["tfcli:rerun"] == 2
+    third = played(fake_pulumi, gcs, api, {})
+    third.deploy()
+    third.run()
+    status = sweep_json()
+    assert status["state"] == "completed" and {t["timesteps"] for t in status["trials"]} == {BUDGET}
+
+    # Extended: the budget in sweep.yaml, the stack file and the ConfigMap; a new Job; the trials go on.
+    code, stdout, stderr = invoke("experiment", "resume", "-s", SWEEP, "--total-timesteps", str(2 * BUDGET))
+    assert code == 0, stdout + stderr
+    assert f"budget raised to timesteps {2 * BUDGET:,}: 9 finished run(s) continue" in said(stdout, stderr)
+    config = stack_config(gke_lab)
+    assert config["tfcli:sweep"]["base"]["total_timesteps"] == 2 * BUDGET
+    (config_map,) = [
+        o for o in sweep_objects(sweep_settings_from_config(config, stack=SWEEP)) if o["kind"] == "ConfigMap"
+    ]
+    assert {yaml.safe_load(text)["total_timesteps"] for text in config_map["data"].values()} == {2 * BUDGET}
+    extended_job = deployed_job(fake_pulumi.state, SWEEP)
+    assert extended_job["metadata"]["name"] != retry_job["metadata"]["name"]
+    played(fake_pulumi, gcs, api, {}).deploy()  # the new Job replaced the Complete one
+    status = sweep_json()
+    assert status["state"] == "running" and {t["state"] for t in status["trials"]} == {"running"}
+    assert {t["timesteps"] for t in status["trials"]} == {BUDGET}  # where they go on from
+
+    code, stdout, stderr = invoke("experiment", "resume", "-s", SWEEP, "--total-timesteps", str(BUDGET))
+    assert code == 2 and f"--total-timesteps: {BUDGET:,} is not above" in said(stdout, stderr)
+
+
+def test_rerun_alone_makes_a_new_job_and_held_trials_are_checked(gke_lab: Path) -> None:
+    """``--retry-failed`` right after a failed Job holds nothing, so only ``tfcli:rerun`` can make the Job new."""
+    import pytest
+
+    from tfcli.errors import InvalidInput
+
+    config = stack_config(gke_lab)
+
+    def job(extra: dict[str, Any]) -> dict[str, Any]:
+        objects = sweep_objects(sweep_settings_from_config({**config, **extra}, stack=SWEEP))
+        return next(o for o in objects if o["kind"] == "Job")
+
+    assert job({"tfcli:rerun": 1})["metadata"]["name"] != job({})["metadata"]["name"]
+    assert job({"tfcli:heldTrials": ""})["metadata"]["name"] == job({})["metadata"]["name"]  # deployed ones stay
+    with pytest.raises(InvalidInput, match=r"tfcli:heldTrials: the sweep's trials are 0 \.\. 8"):
+        job({"tfcli:heldTrials": "3,9"})

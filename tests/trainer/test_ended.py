@@ -1,0 +1,55 @@
+"""What ``trainer run`` decides before it builds anything (trainer/ended.py), through its command line as a pod runs
+it: a completed run whose budget is reached ends at once with 0 (a resumed GKE sweep's finished trials are not
+retrained), a held trial ends at once (2 when it had failed, so that its index fails again; else 0), and a completed
+run whose budget was raised trains exactly the rest from its final checkpoint."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from trainer_testkit import TINY_PPO
+
+SPEC = {"name": "ended", "environment": "cartpole", "agent": TINY_PPO, "saver_frequency": "100t"}
+
+
+def trainer(tmp_path: Path, budget: int, *extra: str) -> tuple[int, str, float]:
+    spec = tmp_path / f"spec-{budget}.yaml"
+    spec.write_text(yaml.safe_dump({**SPEC, "total_timesteps": budget}))
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "trainer", "run", "--spec", str(spec), "--output", str(tmp_path / "out"), *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return done.returncode, done.stderr, time.monotonic() - began
+
+
+def result(tmp_path: Path) -> dict[str, object]:
+    return dict(json.loads((tmp_path / "out" / "result.json").read_text()))
+
+
+def test_done_held_and_extended(tmp_path: Path) -> None:
+    code, stderr, _ = trainer(tmp_path, 200)
+    assert code == 0, stderr
+    written = (tmp_path / "out" / "result.json").stat().st_mtime_ns
+
+    code, stderr, seconds = trainer(tmp_path, 200)  # a resumed sweep's completed trial: nothing to train
+    assert code == 0 and "already completed: 200 timesteps" in stderr and seconds < 5
+    assert "resuming from checkpoint" not in stderr and (tmp_path / "out" / "result.json").stat().st_mtime_ns == written
+
+    code, stderr, _ = trainer(tmp_path, 400, "--hold", "1,3", "--index", "3")  # held: stays as it ended
+    assert code == 0 and "held: this trial stays completed" in stderr and result(tmp_path)["timesteps"] == 200
+    code, stderr, _ = trainer(tmp_path, 400, "--hold", "1,3", "--index", "2")  # not held: the raised budget
+    assert code == 0, stderr
+    assert "resuming from checkpoint" in stderr and result(tmp_path)["timesteps"] == 400
+
+    failed = {**result(tmp_path), "status": "failed", "error": "RuntimeError: boom"}
+    (tmp_path / "out" / "result.json").write_text(json.dumps(failed))
+    code, stderr, _ = trainer(tmp_path, 400, "--hold", "3", "--index", "3")
+    assert code == 2 and "failed in an earlier Job: RuntimeError: boom" in stderr
