@@ -86,11 +86,13 @@ def status_from(
 
 def reported_state(spec: dict[str, Any], result: dict[str, Any]) -> str:
     """The state ``result.json`` reports, but ``paused`` for a completed run whose budget was raised since
-    (``resume --total-timesteps N``): it has the rest to train, from its final checkpoint."""
+    (``resume --total-timesteps N``): it has the rest to train, from its final checkpoint. A result without counts
+    (hand-made, or older) says nothing about the budget and is taken as it reads."""
     from trainer.budget import Budget
 
     state = str(result.get("status", "unknown"))
     budget = Budget(episodes=spec.get("episodes"), timesteps=spec.get("total_timesteps"))
-    if state == "completed" and not budget.reached_by(result):
+    counted = "timesteps" in result or "episodes" in result
+    if state == "completed" and counted and not budget.reached_by(result):
         return "paused"
     return state
