@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tfcli.errors import InvalidInput
 from tfcli.spec.agent import AgentSpec, NetworkSpec
+from tfcli.spec.recording import Recording
 from trainer import compat
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,7 @@ def build_agent(
     parallel_interactions: int = 1,
     seed: int | None = None,
     summarizer: Mapping[str, Any] | None = None,
+    recorder: Mapping[str, Any] | None = None,
     acting_only: bool = False,
 ) -> Any:
     """A ready TensorForce agent (``tensorforce.Agent``) for ``environment``; close it with ``agent.close()``.
@@ -156,7 +158,7 @@ def build_agent(
     ``environment`` is anything with ``states()``, ``actions()`` and ``max_episode_timesteps()`` (an environment
     pool stands in for one: ``parallel_interactions`` is then its size). ``max_episode_timesteps`` None means the
     environment's own limit. ``summarizer`` is TensorForce's summarizer argument (see :func:`agent_summarizer`);
-    None writes no agent summaries.
+    None writes no agent summaries. ``recorder`` is TensorForce's recorder argument (see :func:`agent_recorder`).
 
     TensorForce rejects arguments it cannot build an agent from with ``TensorforceError`` (a bad value, a missing
     episode limit for an agent that needs one), ``TypeError`` (a layer or optimizer argument it does not take), or
@@ -182,6 +184,8 @@ def build_agent(
     arguments["config"] = {**EXECUTION_CONFIG, **arguments.get("config", {})}
     if summarizer is not None:
         arguments["summarizer"] = dict(summarizer)
+    if recorder is not None:
+        arguments["recorder"] = dict(recorder)
     if acting_only:
         _least_memory(agent.agent, arguments)
         # Independent acts neither record nor check episode lengths; the limit only sizes buffers and memory.
@@ -207,14 +211,26 @@ def _least_memory(agent: str, arguments: dict[str, Any]) -> None:
         arguments.pop("memory")
 
 
-def agent_summarizer(directory: Path) -> dict[str, Any]:
-    """TensorForce's summarizer argument: the agent's own summaries into ``directory/agent/``."""
+def agent_summarizer(directory: Path, summaries: Sequence[str] | None = None) -> dict[str, Any]:
+    """TensorForce's summarizer argument: the agent's own summaries into ``directory/agent/`` (``summaries``: the
+    experiment's ``agent_summaries``, from a TensorForce summarizer; None: :data:`AGENT_SUMMARIES`)."""
     return {
         "directory": str(directory),
         "filename": "agent",
         "flush": SUMMARY_FLUSH_SECONDS,
-        "summaries": list(AGENT_SUMMARIES),
+        "summaries": list(AGENT_SUMMARIES if summaries is None else summaries),
     }
+
+
+def agent_recorder(directory: Path, record: Recording) -> dict[str, Any]:
+    """TensorForce's recorder argument: its own episode traces (``trace-<episode>.npz``) into ``directory``.
+
+    TensorForce's recorder is the format a TensorForce user already has tools for (``agent.pretrain`` reads it), and
+    it records inside ``act``/``observe``, so every run mode records the same way."""
+    recorder: dict[str, Any] = {"directory": str(directory), "frequency": record.frequency, "start": record.start}
+    if record.max_traces is not None:
+        recorder["max-traces"] = record.max_traces
+    return recorder
 
 
 def _problem(error: BaseException) -> str:

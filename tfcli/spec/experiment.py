@@ -11,6 +11,7 @@ from tfcli.spec.base import DnsName, StrictModel, raise_problems
 from tfcli.spec.cluster import Cluster
 from tfcli.spec.environment import EnvironmentSpec
 from tfcli.spec.frequency import Frequency, SummaryFrequency
+from tfcli.spec.recording import AgentSummary, Recording
 from tfcli.spec.sweep_axes import get_dotted
 
 RunMode = Literal["single", "multi-threaded", "distributed"]
@@ -55,6 +56,12 @@ class Experiment(StrictModel):
     # Dotted spec keys whose values TensorBoard's HParams dashboard shows for this run (trainer/hooks/hparams.py);
     # unset: the main settings. A sweep sets it to its axes, so that every trial reports what the sweep varies.
     hparams: list[str] | None = None
+    # What a TensorForce agent file's saver, summarizer and recorder said (tfcli/spec/tensorforce_forms.py):
+    # the newest complete checkpoints kept (None: 3), TensorForce's own summaries written (None: the trainer's
+    # choice, trainer/agents.py), and episode traces recorded under results/traces/.
+    keep_checkpoints: int | None = Field(default=None, ge=1, le=1000)
+    agent_summaries: list[AgentSummary] | None = None
+    record: Recording | None = None
 
     @field_validator("num_parameter_servers")
     @classmethod
