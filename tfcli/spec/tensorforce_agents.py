@@ -72,16 +72,16 @@ class _Agent:
         saver = self.section("saver")
         if saver is None:
             return
-        if "frequency" in saver and (frequency := self.positive("saver.frequency", saver["frequency"])):
-            unit = saver.get("unit", "updates")
+        unit = saver.get("unit", "updates")
+        if unit not in (*_UNITS, "updates"):
+            self.problem("saver.unit", f"got {unit!r}; expected timesteps, episodes or updates")
+        elif "frequency" in saver and (frequency := self.positive("saver.frequency", saver["frequency"])):
             if unit in _UNITS:
                 every = f"{frequency}{_UNITS[unit]}"
                 self.out.experiment["saver_frequency"] = every
                 self.out.mapped.append(f"saver.frequency {frequency} {unit} -> saver_frequency {every}")
-            elif unit == "updates":
-                self.out.ignored.append("saver.frequency in updates (tfcli saves by seconds, episodes or timesteps)")
             else:
-                self.problem("saver.unit", f"got {unit!r}; expected timesteps, episodes or updates")
+                self.out.ignored.append("saver.frequency in updates (tfcli saves by seconds, episodes or timesteps)")
         if "max_checkpoints" in saver and (kept := self.positive("saver.max_checkpoints", saver["max_checkpoints"])):
             self.out.experiment["keep_checkpoints"] = kept
             self.out.mapped.append(f"saver.max_checkpoints {kept} -> keep_checkpoints {kept}")
