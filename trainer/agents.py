@@ -5,14 +5,15 @@ action specs come from the environment, and the episode limit, the number of par
 from the experiment. The network spec, when the experiment names one, replaces the agent file's ``network``
 (the policy's network; a critic or baseline stays as the agent file says).
 
-TensorForce's own summarizer (:func:`agent_summarizer`) is the trainer's to set too (the spec rejects
-``summarizer`` and points at ``summary_frequency``). On TensorFlow 2.12 it writes losses, entropy, KL divergence,
-update norm and reward/return estimates (episode return and length among them) into ``summaries/agent/``. They are
-not free: on cartpole-ppo, tracing the summary ops adds ~0.5 s before the first update and writing them ~6% to each
-update (a 50,000-timestep run: 12.5-13.2 s with them, 11.6-11.8 s without; ``bench/training.py
---no-agent-summaries`` compares the rates). The per-step "distribution" and
-"action-value" summaries and the per-variable "variables" and "updates" ones are left out: they make event files
-grow with every timestep or every weight and say little in a long run.
+TensorForce's own summarizer (:func:`agent_summarizer`) and recorder (:func:`agent_recorder`) are the trainer's to
+set too: a TensorForce agent file's ``summarizer`` and ``recorder`` reach the trainer as the experiment's
+``agent_summaries`` and ``record`` (tfcli/spec/tensorforce_agents.py). On TensorFlow 2.12 the summarizer writes
+losses, entropy, KL divergence, update norm and reward/return estimates (episode return and length among them)
+into ``summaries/agent/``. They are not free: on cartpole-ppo, tracing the summary ops adds ~0.5 s before the first
+update and writing them ~6% to each update (a 50,000-timestep run: 12.5-13.2 s with them, 11.6-11.8 s without;
+``bench/training.py --no-agent-summaries`` compares the rates). The per-step "distribution" and "action-value"
+summaries and the per-variable "variables" and "updates" ones are left out unless ``agent_summaries`` asks for
+them: they make event files grow with every timestep or every weight and say little in a long run.
 """
 
 from __future__ import annotations
