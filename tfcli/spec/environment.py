@@ -12,13 +12,31 @@ from pydantic import BeforeValidator, Field
 
 from tfcli.spec.base import OpenModel, StrictModel
 
-WRAPPER_TYPES = ("atari_preprocessing", "frame_stack", "clip_reward", "flatten_observation")
+# The last three carry TensorForce's OpenAIGym arguments (min_value/max_value, drop_states_indices, terminal_reward;
+# tfcli/spec/tensorforce_environments.py maps them), with TensorForce's meaning (trainer/environments/wrappers.py).
+WRAPPER_TYPES = (
+    "atari_preprocessing",
+    "frame_stack",
+    "clip_reward",
+    "flatten_observation",
+    "bound_observation",
+    "drop_observation_indices",
+    "terminal_reward",
+)
 
 
 class WrapperSpec(OpenModel):
     """One gymnasium wrapper applied around the level; keys other than ``type`` are the wrapper's arguments."""
 
-    type: Literal["atari_preprocessing", "frame_stack", "clip_reward", "flatten_observation"]
+    type: Literal[
+        "atari_preprocessing",
+        "frame_stack",
+        "clip_reward",
+        "flatten_observation",
+        "bound_observation",
+        "drop_observation_indices",
+        "terminal_reward",
+    ]
 
 
 class GymnasiumEnvironment(StrictModel):
