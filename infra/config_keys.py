@@ -20,6 +20,7 @@ SWEEP_KEY = "tfcli:sweep"
 SHARED_CLUSTER_STACK_KEY = "tfcli:sharedClusterStack"
 SUSPEND_KEY = "tfcli:suspend"
 IMAGE_KEY = "tfcli:image"
+CODE_KEY = "tfcli:code"  # the project's code folders (relative to its root) shipped to the pods
 LOCATION_KEY = "tfcli:location"
 RETENTION_DAYS_KEY = "tfcli:resultsRetentionDays"
 TRANSPORT_TOKEN_KEY = "tfcli:transportToken"  # a secret: authenticates a distributed run's workers to its learner

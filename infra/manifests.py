@@ -39,6 +39,7 @@ from typing import Any
 import yaml
 
 from infra import naming
+from infra.code_bundle import CODE_CONFIG_MAP, CodeBundle
 from infra.image import default_image
 from infra.pod_parts import (
     ACCELERATOR_LABEL,
@@ -53,6 +54,7 @@ from infra.pod_parts import (
     SPEC_MOUNT,
     SPEC_VOLUME,
     ManifestContext,
+    code_args,
     container_security,
     cpu_learner_affinity,
     failure_policy,
@@ -61,6 +63,7 @@ from infra.pod_parts import (
     price_env,
     spec_digest,
     token_env,
+    with_code,
     worker_addresses,
 )
 from infra.sizing import GPU_RESOURCE, WORKER_RESOURCES, learner_gpus, learner_resources
@@ -76,8 +79,11 @@ def context_for(
     image: str | None = None,
     suspend: bool = False,
     hourly_price: float | None = None,
+    code: CodeBundle | None = None,
 ) -> ManifestContext:
-    """The context the stack program uses for ``experiment`` (names from :mod:`infra.naming`)."""
+    """The context the stack program uses for ``experiment`` (names from :mod:`infra.naming`). The image: the
+    cluster spec's ``image``, else ``image`` (``tfcli:image``, from tfcli.yaml), else tfcli's own (§11)."""
+    image = (experiment.cluster.image if experiment.cluster else None) or image
     return ManifestContext(
         namespace=naming.namespace(experiment.name),
         image=image or default_image(project=project, location=location, gpu=learner_gpus(experiment) > 0),
@@ -86,6 +92,7 @@ def context_for(
         service_account_email=naming.service_account_email(naming.writer_account_id(experiment.name), project),
         suspend=suspend,
         hourly_price=hourly_price,
+        code=code,
     )
 
 
@@ -102,7 +109,7 @@ def _meta(name: str, ctx: ManifestContext, labels: Mapping[str, str], **extra: A
 
 def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str | None) -> dict[str, Any]:
     distributed = experiment.run_mode == "distributed"
-    args = ["run", *SPEC_ARGS, "--output", naming.results_path(experiment.name)]
+    args = ["run", *SPEC_ARGS, "--output", naming.results_path(experiment.name), *code_args(ctx)]
     if distributed:
         assert workers_job is not None
         args += ["--workers", ",".join(worker_addresses(workers_job, experiment.num_workers))]
@@ -162,17 +169,20 @@ def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str |
             "suspend": ctx.suspend,
             "backoffLimit": RETRIES,
             "podFailurePolicy": failure_policy("learner"),
-            "template": {
-                "metadata": {
-                    "labels": labels,
-                    "annotations": {
-                        SPEC_DIGEST: spec_digest(experiment),
-                        "gke-gcsfuse/volumes": "true",
-                        **FUSE_SIDECAR,
+            "template": with_code(
+                ctx,
+                {
+                    "metadata": {
+                        "labels": labels,
+                        "annotations": {
+                            SPEC_DIGEST: spec_digest(experiment),
+                            "gke-gcsfuse/volumes": "true",
+                            **FUSE_SIDECAR,
+                        },
                     },
+                    "spec": pod,
                 },
-                "spec": pod,
-            },
+            ),
         },
     }
     return named_job(job, naming.LEARNER_JOB)
@@ -181,7 +191,7 @@ def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str |
 def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]:
     labels = _labels(experiment, "env-worker")
     workers = experiment.num_workers
-    args = ["env-worker", *SPEC_ARGS, "--port", str(naming.WORKER_PORT), "--host", "0.0.0.0"]
+    args = ["env-worker", *SPEC_ARGS, "--port", str(naming.WORKER_PORT), "--host", "0.0.0.0", *code_args(ctx)]
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -222,6 +232,7 @@ def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]
             },
         },
     }
+    with_code(ctx, job["spec"]["template"])  # type: ignore[index]
     return named_job(job, naming.WORKERS_JOB)
 
 
@@ -251,6 +262,8 @@ def build_manifests(experiment: Experiment, ctx: ManifestContext, *, token: obje
             "data": {naming.SPEC_FILE: to_yaml(experiment)},
         },
     ]
+    if ctx.code is not None:
+        objects.append(ctx.code.config_map(_meta(CODE_CONFIG_MAP, ctx, base)))
     workers_job = None
     if experiment.run_mode == "distributed":
         workers = _workers_job(experiment, ctx)
@@ -309,5 +322,6 @@ def render_stack_file(path: Path, *, token: str | None = None) -> str:
         image=settings.image,
         suspend=settings.suspend,
         hourly_price=run_hourly_price(settings.experiment, shared_cluster=settings.shared_cluster_stack is not None),
+        code=settings.code,
     )
     return render(settings.experiment, ctx, token=token)

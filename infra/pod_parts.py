@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra import naming
+from infra.code_bundle import ARGS as CODE_ARGS
+from infra.code_bundle import CODE_DIGEST, CodeBundle
+from infra.code_bundle import MOUNT as CODE_MOUNT
 from tfcli.spec import Experiment, to_yaml
 
 RUN_AS_USER = 1000
@@ -57,6 +60,24 @@ class ManifestContext:
     suspend: bool = False
     token_secret: str = naming.TOKEN_SECRET
     hourly_price: float | None = None  # set only with max_cost: the learner's TFCLI_HOURLY_PRICE
+    code: CodeBundle | None = None  # the project's code folders, shipped in a ConfigMap (infra/code_bundle.py)
+
+
+def code_args(ctx: ManifestContext) -> list[str]:
+    """``--code /opt/tfcli/code`` when the run ships code: the trainer imports the user's environments from there."""
+    return list(CODE_ARGS) if ctx.code is not None else []
+
+
+def with_code(ctx: ManifestContext, template: dict[str, Any]) -> dict[str, Any]:
+    """A pod template that mounts the shipped code read-only and carries its digest (new code: a new Job name)."""
+    if ctx.code is None:
+        return template
+    template["metadata"]["annotations"][CODE_DIGEST] = ctx.code.digest
+    pod = template["spec"]
+    pod["volumes"].append(ctx.code.volume())
+    for container in pod["containers"]:
+        container["volumeMounts"].append(dict(CODE_MOUNT))
+    return template
 
 
 def pod_security() -> dict[str, Any]:

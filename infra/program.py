@@ -42,6 +42,7 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
         image=settings.image,
         suspend=settings.suspend,
         hourly_price=run_hourly_price(experiment, shared_cluster=settings.shared_cluster_stack is not None),
+        code=settings.code,
     )
     generated = settings.transport_token is None
     token = pulumi.Output.secret(new_token()) if settings.transport_token is None else settings.transport_token

@@ -12,6 +12,8 @@ Keys (``tfcli:`` is this project's namespace; ``gcp:`` the Google provider's, wh
                                 StackReference) instead of a cluster of the experiment's own
 ``tfcli:suspend``               ``true`` pauses the experiment's Jobs (``spec.suspend``); default ``false``
 ``tfcli:image``                 the trainer image for every container; default :func:`infra.image.default_image`
+``tfcli:code``                  the project's code folders (paths under its root, the folder of Pulumi.yaml) the
+                                pods import from (:mod:`infra.code_bundle`); default none
 ``tfcli:location``              zone or region when the cluster spec has no ``location``; else ``gcp:zone``, then
                                 ``gcp:region``
 ``tfcli:resultsRetentionDays``  delete result objects older than this (default 90; 0 keeps them)
@@ -28,8 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from infra.code_bundle import CodeBundle, read_code
 from infra.config_keys import (
     CLUSTER_KEY,
+    CODE_KEY,
     EXPERIMENT_KEY,
     IMAGE_KEY,
     LOCATION_KEY,
@@ -47,6 +51,7 @@ from infra.config_keys import (
 from infra.naming import region_of
 from tfcli.errors import InvalidInput
 from tfcli.spec import Cluster, ConfigLibrary, Experiment, resolve_cluster, resolve_experiment
+from tfcli.spec.library import find_project_root
 
 if TYPE_CHECKING:
     import pulumi
@@ -59,6 +64,7 @@ KEYS = (
     SHARED_CLUSTER_STACK_KEY,
     SUSPEND_KEY,
     IMAGE_KEY,
+    CODE_KEY,
     LOCATION_KEY,
     RETENTION_DAYS_KEY,
     PROJECT_KEY,
@@ -81,6 +87,7 @@ class StackSettings:
     image: str | None = None
     retention_days: int = DEFAULT_RETENTION_DAYS
     transport_token: pulumi.Output[str] | None = None
+    code: CodeBundle | None = None
 
 
 def read_stack_config() -> StackSettings:
@@ -134,6 +141,20 @@ def config_int(stack: str, key: str, value: Any) -> int | None:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
     raise InvalidInput(f"{config_where(stack, key)}: expected a whole number, got {value!r}")
+
+
+def _code(stack: str, value: Any) -> CodeBundle | None:
+    """``tfcli:code``: folders under the project's root (Pulumi runs the program there; tfcli finds it above the
+    current folder), read now: what is deployed is the code as it is at ``up``."""
+    if value is None or value == "":
+        return None
+    folders = json.loads(value) if isinstance(value, str) and value.startswith("[") else value
+    if isinstance(folders, str):
+        folders = [folders]
+    if not isinstance(folders, list) or not all(isinstance(folder, str) and folder for folder in folders):
+        raise InvalidInput(f"{config_where(stack, CODE_KEY)}: expected a list of folders, got {value!r}")
+    root = find_project_root() or Path.cwd()
+    return read_code(root, folders, where=config_where(stack, CODE_KEY))
 
 
 def _text(value: Any) -> str | None:
@@ -213,4 +234,5 @@ def settings_from_config(
         image=_text(config.get(IMAGE_KEY)),
         retention_days=DEFAULT_RETENTION_DAYS if retention is None else retention,
         transport_token=transport_token,
+        code=_code(stack, config.get(CODE_KEY)) if experiment is not None else None,
     )

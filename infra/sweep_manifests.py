@@ -27,8 +27,9 @@ from typing import Any
 import yaml
 
 from infra import naming
+from infra.code_bundle import CODE_CONFIG_MAP
 from infra.manifests import learner_job
-from infra.pod_parts import RETRIES, SPEC_DIGEST, ManifestContext, failure_policy, named_job
+from infra.pod_parts import RETRIES, SPEC_DIGEST, ManifestContext, code_args, failure_policy, named_job
 from infra.sizing import widest
 from tfcli.spec import Experiment
 from tfcli.spec.sweep import trial_file, trials_data
@@ -84,6 +85,7 @@ def build_sweep_manifests(
         f"{naming.SPEC_DIR}/{trial_file(index)}",
         "--output",
         trial_results(sweep, index),
+        *code_args(ctx),
     ]
     if held:
         container["args"] += ["--hold", ",".join(map(str, held)), "--index", index]
@@ -113,6 +115,7 @@ def build_sweep_manifests(
     )
     meta["name"] = TRIALS_JOB
     job = named_job(job, TRIALS_JOB)
+    code_meta = {"name": CODE_CONFIG_MAP, "namespace": ctx.namespace, "labels": labels}
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ctx.namespace, "labels": labels}},
         {
@@ -131,6 +134,7 @@ def build_sweep_manifests(
             "metadata": {"name": TRIALS_CONFIG_MAP, "namespace": ctx.namespace, "labels": labels},
             "data": data,
         },
+        *([ctx.code.config_map(code_meta)] if ctx.code is not None else []),
         job,
     ]
 

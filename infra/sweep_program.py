@@ -27,15 +27,18 @@ def sweep_context(sweep: SweepSettings) -> ManifestContext:
     """Names from the sweep's (not a trial's) name; the image by whether the trials' learner has a GPU; each trial's
     hourly price for ``max_cost`` (:func:`infra.run_price.trial_hourly_price`)."""
     settings, name = sweep.settings, sweep.name
-    gpu = learner_gpus(widest(sweep.trials)) > 0
+    trial = widest(sweep.trials)
+    gpu = learner_gpus(trial) > 0
+    image = (trial.cluster.image if trial.cluster else None) or settings.image  # as an experiment's (context_for)
     return ManifestContext(
         namespace=naming.namespace(name),
-        image=settings.image or default_image(project=settings.project, location=settings.location, gpu=gpu),
-        worker_image=settings.image or default_image(project=settings.project, location=settings.location, gpu=False),
+        image=image or default_image(project=settings.project, location=settings.location, gpu=gpu),
+        worker_image=image or default_image(project=settings.project, location=settings.location, gpu=False),
         bucket=naming.bucket_name(name, settings.project),
         service_account_email=naming.service_account_email(naming.writer_account_id(name), settings.project),
         suspend=settings.suspend,
         hourly_price=trial_hourly_price(sweep.trials, shared_cluster=settings.shared_cluster_stack is not None),
+        code=settings.code,
     )
 
 

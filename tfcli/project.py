@@ -20,6 +20,7 @@ from tfcli.spec.errors import problems_of
 from tfcli.spec.library import PROJECT_FILE, find_project_root
 
 DEFAULT_LOCATION = "us-central1"
+DEFAULT_CODE_FOLDER = "envs"  # what `tfcli init` scaffolds: the project's own environments
 _GCP_PROJECT = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
 
 
@@ -34,6 +35,24 @@ class Project(BaseModel):
     state_backend: str = Field(default="file://./.pulumi", description="file://... or gs://bucket[/prefix]")
     credentials: Literal["application-default", "key-file"] = "application-default"
     key_file: str | None = Field(default=None, description="path only; the key itself goes in as a Pulumi secret")
+    code: list[str] | None = Field(
+        default=None, description="folders of the project's own code shipped to GKE runs; None: envs/ when present"
+    )
+    image: str | None = Field(default=None, description="the trainer image of GKE runs (one built FROM tfcli's)")
+
+    @field_validator("code")
+    @classmethod
+    def _code_folders(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        folders = []
+        for folder in value:
+            clean = folder.strip().strip("/")
+            parts = Path(clean).parts
+            if not clean or Path(folder).is_absolute() or ".." in parts:
+                raise ValueError(f"'{folder}' is not a folder inside the project (give a relative path such as envs)")
+            folders.append(Path(clean).as_posix())
+        return folders
 
     @field_validator("gcp_project")
     @classmethod
@@ -80,6 +99,14 @@ class ProjectDir:
     def experiment_dir(self, name: str) -> Path:
         return self.experiments / name
 
+    def code_folders(self) -> list[str]:
+        """The folders of the project's own code (``code:`` in tfcli.yaml; default ``envs`` when it exists), as
+        paths relative to the root. The root is what the trainer puts on ``sys.path``, here and (as the code's
+        mount) on GKE, so a module is imported by the same name in both places."""
+        if self.settings.code is not None:
+            return list(self.settings.code)
+        return [DEFAULT_CODE_FOLDER] if (self.root / DEFAULT_CODE_FOLDER).is_dir() else []
+
 
 def read_settings(path: Path) -> Project:
     """Validate ``tfcli.yaml``; problems come back as ``tfcli.yaml: <field>: <message>`` lines."""
@@ -101,6 +128,8 @@ def settings_yaml(settings: Project) -> str:
         "state_backend": "Pulumi state: file://./.pulumi (this folder) or gs://BUCKET/PREFIX (shared by a team)",
         "credentials": "application-default (gcloud auth application-default login) or key-file",
         "key_file": "with credentials: key-file, the key's path; tfcli passes it to Pulumi as a secret, never plain",
+        "code": "folders of your own code (environments) shipped to GKE runs; null: envs/ when it exists",
+        "image": "the trainer image of GKE runs; null: tfcli's own (build one FROM it for more packages)",
     }
     lines = ["# tfcli project settings (written by `tfcli init`)."]
     for key, value in data.items():

@@ -2,6 +2,9 @@
 
 ``run --spec SPEC --output DIR [--workers HOST:PORT,...] [--environments auto|in-process|subprocess]`` trains;
 ``env-worker --spec SPEC --port PORT [--host HOST]`` serves environments to a distributed run's learner.
+Both take ``--code DIR`` (repeatable): a folder put first on ``sys.path``, so that the user's own environments
+(``entry_point: envs.gridworld:GridWorld``) import — the project's root locally, the shipped code's mount on GKE.
+Subprocess pools inherit it: ``spawn`` hands the parent's ``sys.path`` to each child.
 
 This module is the trainer's edge, the one place that turns errors into messages and exit codes: 0 completed
 (or pruned by early stopping), 1 failed, 2 invalid input (``<file>: <field>: <message>`` on stderr, no traceback),
@@ -25,6 +28,7 @@ from tfcli.errors import TfcliError
 log = logging.getLogger("trainer")
 
 TOKEN_VARIABLE = "TRAINER_TOKEN"
+CODE_HELP = "a folder of the project's own code to import environments from (first on sys.path; repeatable)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,12 +51,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--index", type=int, default=None, help="this run's trial index in its sweep (with --hold)")
     run.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
+    run.add_argument("--code", action="append", default=[], metavar="DIR", help=CODE_HELP)
 
     worker = commands.add_parser("env-worker", help="serve the experiment's environment to a distributed learner")
     worker.add_argument("--spec", required=True, help="experiment spec file (YAML or JSON) or a config-library name")
     worker.add_argument("--port", required=True, type=int, help="TCP port to listen on")
     worker.add_argument("--host", default="0.0.0.0", help="address to listen on (default: all)")
     worker.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
+    worker.add_argument("--code", action="append", default=[], metavar="DIR", help=CODE_HELP)
     return parser
 
 
@@ -131,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     if debug:
         _setup_logging(True)
     commands: dict[str, Any] = {"run": _run, "env-worker": _env_worker}
+    from trainer.code_paths import add_code_paths
+
+    add_code_paths(arguments.code)
     try:
         code: int = commands[arguments.command](arguments)
         return code

@@ -5,26 +5,28 @@ action specs come from the environment, and the episode limit, the number of par
 from the experiment. The network spec, when the experiment names one, replaces the agent file's ``network``
 (the policy's network; a critic or baseline stays as the agent file says).
 
-TensorForce's own summarizer (:func:`agent_summarizer`) is the trainer's to set too (the spec rejects
-``summarizer`` and points at ``summary_frequency``). On TensorFlow 2.12 it writes losses, entropy, KL divergence,
-update norm and reward/return estimates (episode return and length among them) into ``summaries/agent/``. They are
-not free: on cartpole-ppo, tracing the summary ops adds ~0.5 s before the first update and writing them ~6% to each
-update (a 50,000-timestep run: 12.5-13.2 s with them, 11.6-11.8 s without; ``bench/training.py
---no-agent-summaries`` compares the rates). The per-step "distribution" and
-"action-value" summaries and the per-variable "variables" and "updates" ones are left out: they make event files
-grow with every timestep or every weight and say little in a long run.
+TensorForce's own summarizer (:func:`agent_summarizer`) and recorder (:func:`agent_recorder`) are the trainer's to
+set too: a TensorForce agent file's ``summarizer`` and ``recorder`` reach the trainer as the experiment's
+``agent_summaries`` and ``record`` (tfcli/spec/tensorforce_agents.py). On TensorFlow 2.12 the summarizer writes
+losses, entropy, KL divergence, update norm and reward/return estimates (episode return and length among them)
+into ``summaries/agent/``. They are not free: on cartpole-ppo, tracing the summary ops adds ~0.5 s before the first
+update and writing them ~6% to each update (a 50,000-timestep run: 12.5-13.2 s with them, 11.6-11.8 s without;
+``bench/training.py --no-agent-summaries`` compares the rates). The per-step "distribution" and "action-value"
+summaries and the per-variable "variables" and "updates" ones are left out unless ``agent_summaries`` asks for
+them: they make event files grow with every timestep or every weight and say little in a long run.
 """
 
 from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tfcli.errors import InvalidInput
 from tfcli.spec.agent import AgentSpec, NetworkSpec
+from tfcli.spec.recording import Recording
 from trainer import compat
 
 log = logging.getLogger(__name__)
@@ -149,6 +151,7 @@ def build_agent(
     parallel_interactions: int = 1,
     seed: int | None = None,
     summarizer: Mapping[str, Any] | None = None,
+    recorder: Mapping[str, Any] | None = None,
     acting_only: bool = False,
 ) -> Any:
     """A ready TensorForce agent (``tensorforce.Agent``) for ``environment``; close it with ``agent.close()``.
@@ -156,7 +159,7 @@ def build_agent(
     ``environment`` is anything with ``states()``, ``actions()`` and ``max_episode_timesteps()`` (an environment
     pool stands in for one: ``parallel_interactions`` is then its size). ``max_episode_timesteps`` None means the
     environment's own limit. ``summarizer`` is TensorForce's summarizer argument (see :func:`agent_summarizer`);
-    None writes no agent summaries.
+    None writes no agent summaries. ``recorder`` is TensorForce's recorder argument (see :func:`agent_recorder`).
 
     TensorForce rejects arguments it cannot build an agent from with ``TensorforceError`` (a bad value, a missing
     episode limit for an agent that needs one), ``TypeError`` (a layer or optimizer argument it does not take), or
@@ -182,6 +185,8 @@ def build_agent(
     arguments["config"] = {**EXECUTION_CONFIG, **arguments.get("config", {})}
     if summarizer is not None:
         arguments["summarizer"] = dict(summarizer)
+    if recorder is not None:
+        arguments["recorder"] = dict(recorder)
     if acting_only:
         _least_memory(agent.agent, arguments)
         # Independent acts neither record nor check episode lengths; the limit only sizes buffers and memory.
@@ -207,14 +212,26 @@ def _least_memory(agent: str, arguments: dict[str, Any]) -> None:
         arguments.pop("memory")
 
 
-def agent_summarizer(directory: Path) -> dict[str, Any]:
-    """TensorForce's summarizer argument: the agent's own summaries into ``directory/agent/``."""
+def agent_summarizer(directory: Path, summaries: Sequence[str] | None = None) -> dict[str, Any]:
+    """TensorForce's summarizer argument: the agent's own summaries into ``directory/agent/`` (``summaries``: the
+    experiment's ``agent_summaries``, from a TensorForce summarizer; None: :data:`AGENT_SUMMARIES`)."""
     return {
         "directory": str(directory),
         "filename": "agent",
         "flush": SUMMARY_FLUSH_SECONDS,
-        "summaries": list(AGENT_SUMMARIES),
+        "summaries": list(AGENT_SUMMARIES if summaries is None else summaries),
     }
+
+
+def agent_recorder(directory: Path, record: Recording) -> dict[str, Any]:
+    """TensorForce's recorder argument: its own episode traces (``trace-<episode>.npz``) into ``directory``.
+
+    TensorForce's recorder is the format a TensorForce user already has tools for (``agent.pretrain`` reads it), and
+    it records inside ``act``/``observe``, so every run mode records the same way."""
+    recorder: dict[str, Any] = {"directory": str(directory), "frequency": record.frequency, "start": record.start}
+    if record.max_traces is not None:
+        recorder["max-traces"] = record.max_traces
+    return recorder
 
 
 def _problem(error: BaseException) -> str:

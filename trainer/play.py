@@ -33,7 +33,7 @@ from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.spec import Experiment
-from tfcli.spec.environment import GymnasiumEnvironment
+from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment
 from trainer.acting import Evaluating
 from trainer.checkpoints import MARKER, Checkpoint, CheckpointStore
 from trainer.pools.base import RUNNING
@@ -150,10 +150,10 @@ class PlayEnvironment:
         recipe = EnvironmentRecipe.of(experiment)
         spec = experiment.environment
         if render:
-            if not isinstance(spec, GymnasiumEnvironment):
+            if not isinstance(spec, GymnasiumEnvironment | CustomEnvironment):
                 raise InvalidInput(
                     f"--video: TensorForce's own environment '{spec.environment}' cannot render; "
-                    "only gymnasium levels can be recorded"
+                    "only gymnasium levels and environments can be recorded"
                 )
             spec = spec.model_copy(update={"kwargs": {**spec.kwargs, "render_mode": "rgb_array"}})
             # classic-control levels draw with pygame, whose SDL would look for a display and a sound device

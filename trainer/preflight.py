@@ -23,7 +23,7 @@ from typing import Any
 
 from tfcli.errors import InvalidInput
 from tfcli.spec import Experiment
-from tfcli.spec.environment import GymnasiumEnvironment
+from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment
 from trainer.pools.recipe import EnvironmentRecipe
 
 # TensorForce 0.6's agents that act only on discrete (``int``) actions, and those that act only on one float action.
@@ -64,6 +64,8 @@ class Preflight:
 
 def environment_name(experiment: Experiment) -> str:
     spec = experiment.environment
+    if isinstance(spec, CustomEnvironment):
+        return spec.entry_point
     return spec.level if isinstance(spec, GymnasiumEnvironment) else spec.environment
 
 

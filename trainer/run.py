@@ -41,6 +41,8 @@ from trainer.state import RunState
 
 log = logging.getLogger(__name__)
 
+TRACES = "traces"  # the experiment's ``record``: TensorForce's episode traces (trainer/agents.py, agent_recorder)
+
 
 def _error_text(error: BaseException) -> str:
     return str(error) or type(error).__name__
@@ -66,7 +68,8 @@ def run(config: RunConfig) -> Result:
     try:
         try:
             pool = make_pool(experiment, environments=config.environments, workers=config.workers, token=config.token)
-            store = CheckpointStore(output / "checkpoints", keep=config.keep_checkpoints)
+            keep = experiment.keep_checkpoints or config.keep_checkpoints
+            store = CheckpointStore(output / "checkpoints", keep=keep)
             ready_pool = pool
             agent, checkpoint = store.resume(lambda: _make_agent(config, ready_pool))
         except InvalidInput as error:
@@ -161,9 +164,11 @@ def _import_tensorflow_meanwhile() -> None:
 
 def _make_agent(config: RunConfig, pool: EnvironmentPool) -> Any:
     """The run's agent; the pool stands in for the environment (its specs, its episode limit in agent steps)."""
-    from trainer.agents import agent_summarizer, build_agent  # imports TensorFlow
+    from trainer.agents import agent_recorder, agent_summarizer, build_agent  # imports TensorFlow
 
     experiment = config.experiment
+    summaries = config.output / "summaries"
+    record = experiment.record
     problems = compatibility_problems(experiment, pool.states(), pool.actions(), pool.max_episode_timesteps())
     if problems:  # the same words as `tfcli validate`, before TensorForce's own (terser) checks
         raise InvalidInput(problems)
@@ -174,7 +179,8 @@ def _make_agent(config: RunConfig, pool: EnvironmentPool) -> Any:
         max_episode_timesteps=None,  # the pool's limit
         parallel_interactions=pool.size,
         seed=experiment.seed,
-        summarizer=agent_summarizer(config.output / "summaries") if config.agent_summaries else None,
+        summarizer=agent_summarizer(summaries, experiment.agent_summaries) if config.agent_summaries else None,
+        recorder=agent_recorder(config.output / TRACES, record) if record is not None else None,
     )
 
 

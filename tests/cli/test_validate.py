@@ -16,7 +16,8 @@ pytestmark = pytest.mark.usefixtures("release_memory")  # validate builds agents
 BUNDLED = sorted(str(p) for p in BUNDLED_CONFIGS.glob("*/*.yaml") if p.parent.name in ("experiments", "clusters"))
 
 
-def test_every_bundled_experiment_and_cluster_validates_and_prints_resolved_yaml(project: Path) -> None:
+def test_every_bundled_experiment_and_cluster_validates_and_prints_resolved_yaml(lab: Path) -> None:
+    # in a project `tfcli init` made: gridworld-ppo trains the envs/ it writes
     result = runner.invoke(app, ["validate", *BUNDLED])
     assert result.exit_code == 0, result.output
     documents = [d for d in yaml.safe_load_all(result.stdout) if d]

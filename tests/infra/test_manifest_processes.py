@@ -4,9 +4,9 @@
 No Kubernetes API server or Docker here (docs/design.md §12), so this stands in for the cluster, doing only what the
 cluster would do and changing only what cannot be the same on one machine — each substitution is explicit below:
 
-- mounts: each container's ``volumeMounts`` become folders under ``tmp_path`` (the ConfigMap's items are written
-  into the spec volume's folder, the results bucket's CSI volume is an empty folder), and an argument under a mount
-  path is rewritten to the same path under its folder;
+- mounts: each container's ``volumeMounts`` become folders under ``tmp_path`` (a ConfigMap's items are written
+  into its volume's folder at their ``path``, sub-folders included, the results bucket's CSI volume is an empty
+  folder), and an argument under a mount path is rewritten to the same path under its folder;
 - env: as the manifest writes it; ``valueFrom.secretKeyRef`` is read from the rendered Secret, and the indexed
   Job's pods get ``JOB_COMPLETION_INDEX`` as Kubernetes sets it;
 - network: every pod has its own network namespace, so all env-worker pods listen on the same fixed ``--port``;
@@ -20,6 +20,7 @@ through ``python -m trainer``, the image's entrypoint (the containers set only `
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -83,9 +84,15 @@ class Pod:
             folder.mkdir(parents=True)
             volume = volumes[mount["name"]]
             if "configMap" in volume:
-                data = objects["ConfigMap", volume["configMap"]["name"]]["data"]
+                config_map = objects["ConfigMap", volume["configMap"]["name"]]
+                binary = config_map.get("binaryData", {})
                 for item in volume["configMap"]["items"]:
-                    (folder / item["path"]).write_text(data[item["key"]])
+                    target = folder / item["path"]
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    if item["key"] in binary:
+                        target.write_bytes(base64.b64decode(binary[item["key"]]))
+                    else:
+                        target.write_text(config_map["data"][item["key"]])
             else:
                 assert "csi" in volume  # the results bucket: starts empty
             mounts[mount["mountPath"]] = folder
@@ -115,11 +122,16 @@ class Pod:
 
 
 def run_as_processes(
-    experiment: Experiment, tmp_path: Path, *, timeout: float
+    experiment: Experiment,
+    tmp_path: Path,
+    *,
+    timeout: float,
+    objects: dict[tuple[str, str], dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], list[Any], Path]:
-    """Render ``experiment``, run its pods' containers as local processes until the learner exits; (result.json,
-    progress.jsonl lines, the output folder). Asserts on the way what must hold for the pods to find each other."""
-    objects = rendered(experiment)
+    """Render ``experiment`` (or take its rendered ``objects``), run its pods' containers as local processes until
+    the learner exits; (result.json, progress.jsonl lines, the output folder). Asserts on the way what must hold for
+    the pods to find each other."""
+    objects = objects if objects is not None else rendered(experiment)
     service = objects["Service", "env-workers"]
     (workers_name,) = [name for kind, name in objects if kind == "Job" and name.startswith("env-workers-")]
     (learner_name,) = [name for kind, name in objects if kind == "Job" and name.startswith("learner-")]

@@ -15,7 +15,7 @@ import pytest
 from cli_kit import invoke, status
 from journey_kit import bundled
 
-BUDGET = {"cartpole-ppo": 400, "space-invaders-dqn": 120}
+BUDGET = {"cartpole-ppo": 400, "space-invaders-dqn": 120, "gridworld-ppo": 400}
 
 
 def test_every_bundled_experiment_is_covered() -> None:
@@ -29,6 +29,7 @@ def test_every_bundled_experiment_is_covered() -> None:
         ("space-invaders-dqn", None),  # shipped: distributed, 4 env-workers
         ("space-invaders-dqn", "multi-threaded"),
         ("space-invaders-dqn", "single"),
+        ("gridworld-ppo", None),  # the project's envs/gridworld.py; all run modes: tests/cli/test_own_environment.py
     ],
 )
 def test_bundled_experiment_trains_with_start_local(spec: str, run_mode: str | None, lab: Path) -> None:

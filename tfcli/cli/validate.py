@@ -36,17 +36,21 @@ def validate(
     from tfcli.experiments.preflight import build_experiment
     from tfcli.spec import ConfigLibrary, Experiment, load_any, to_yaml
     from tfcli.spec.documents import display_path
+    from tfcli.spec.translation import collect_notes
 
     library = ConfigLibrary.for_project()
     invalid = 0
     for index, file in enumerate(files):
         try:
-            loaded = load_any(file, library=library)
+            with collect_notes() as notes:
+                loaded = load_any(file, library=library)
         except InvalidInput as error:
             invalid += 1
             for line in error.problems:
                 err().print(f"[bold red]invalid:[/] {escape(line)}")
             continue
+        for note in notes:
+            err().print(f"note: {note}", markup=False, highlight=False)
         kind = "experiment" if isinstance(loaded.spec, Experiment) else "cluster"
         built = ""
         if build and isinstance(loaded.spec, Experiment):

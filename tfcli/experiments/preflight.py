@@ -12,9 +12,22 @@ from tfcli.errors import InvalidInput, TfcliError
 from tfcli.spec import Experiment
 
 
+def importable_project_code() -> None:
+    """The project's root first on ``sys.path``, as the trainer's ``--code`` puts it, so that its own environments
+    (``envs/``) build in this process too (``validate``, ``play``)."""
+    from tfcli.spec.library import find_project_root
+    from trainer.code_paths import add_code_paths
+
+    root = find_project_root()
+    if root is not None:
+        add_code_paths([root])
+
+
 def build_experiment(experiment: Experiment, *, shown: str) -> str:
     """One line saying what was built and stepped; :class:`InvalidInput` naming ``shown`` and the field if not."""
     from trainer.preflight import preflight
+
+    importable_project_code()
 
     try:
         return preflight(experiment).describe()

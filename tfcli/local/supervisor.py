@@ -28,8 +28,17 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def code_arguments(spec: Path) -> list[str]:
+    """``--code ROOT``: the project's root, so that its own environments (``envs/``) import in every process."""
+    from tfcli.spec.library import find_project_root
+
+    root = find_project_root(spec.parent)
+    return ["--code", str(root)] if root is not None else []
+
+
 def learner_command(spec: Path, results: Path, ports: list[int]) -> list[str]:
     command = [sys.executable, "-m", "trainer", "run", "--spec", str(spec), "--output", str(results)]
+    command += code_arguments(spec)
     if ports:
         command += ["--workers", ",".join(f"127.0.0.1:{port}" for port in ports)]
     return command
@@ -47,6 +56,7 @@ def worker_command(spec: Path, port: int) -> list[str]:
         str(port),
         "--host",
         "127.0.0.1",
+        *code_arguments(spec),
     ]
 
 

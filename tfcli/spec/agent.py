@@ -56,7 +56,9 @@ AGENT_ARGUMENTS: dict[str, frozenset[str]] = {
     }.items()
 } | {"random": frozenset({"config"}), "constant": frozenset({"action_values", "config"})}
 
-# Set by the trainer from the experiment; a spec that sets them would silently disagree with the experiment.
+# Set by the trainer from the experiment; a spec that sets them would silently disagree with the experiment. A
+# TensorForce agent file's own are translated into experiment keys before validation (spec/tensorforce_agents.py),
+# so only a resolved spec written by hand meets this refusal.
 TRAINER_OWNED = {
     "states": "the environment",
     "actions": "the environment",

@@ -38,6 +38,7 @@ class Cluster(StrictModel):
     disk_size: int = Field(default=100, ge=10, le=65536, description="GB per node")
     location: str | None = None
     spot: bool = False
+    image: str | None = Field(default=None, description="the trainer image on this cluster (one built FROM tfcli's)")
 
     @field_validator("gpu_type")
     @classmethod

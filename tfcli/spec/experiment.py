@@ -12,6 +12,7 @@ from tfcli.spec.cluster import Cluster
 from tfcli.spec.early_stop import TrialEarlyStop
 from tfcli.spec.environment import EnvironmentSpec
 from tfcli.spec.frequency import Frequency, SummaryFrequency
+from tfcli.spec.recording import AgentSummary, Recording
 from tfcli.spec.sweep_axes import get_dotted
 
 RunMode = Literal["single", "multi-threaded", "distributed"]
@@ -58,6 +59,12 @@ class Experiment(StrictModel):
     hparams: list[str] | None = None
     # Set by a sweep with early stopping (tfcli/spec/early_stop.py): the trial prunes itself at its rungs.
     early_stop: TrialEarlyStop | None = None
+    # What a TensorForce agent file's saver, summarizer and recorder said (tfcli/spec/tensorforce_forms.py):
+    # the newest complete checkpoints kept (None: 3), TensorForce's own summaries written (None: the trainer's
+    # choice, trainer/agents.py), and episode traces recorded under results/traces/.
+    keep_checkpoints: int | None = Field(default=None, ge=1, le=1000)
+    agent_summaries: list[AgentSummary] | None = None
+    record: Recording | None = None
 
     @field_validator("num_parameter_servers")
     @classmethod

@@ -20,6 +20,7 @@ from tfcli.spec.documents import display_path, read_document
 from tfcli.spec.errors import problems_of
 from tfcli.spec.experiment import REFERENCE_FIELDS, Experiment
 from tfcli.spec.library import ConfigLibrary, looks_like_path
+from tfcli.spec.tensorforce_forms import translate_references
 
 SpecT = TypeVar("SpecT", Experiment, Cluster)
 
@@ -89,6 +90,9 @@ def resolve_experiment(
             problems.extend(error.problems)
             unresolved.add(field)
             raw.pop(field)
+    translated = translate_references(raw, shown=shown, origins=origins)
+    problems.extend(translated)
+    unresolved.update(field for field in ("agent", "environment") if translated and field not in raw)
     try:
         experiment = _validate(Experiment, raw, shown, origins, unresolved)
     except InvalidInput as error:

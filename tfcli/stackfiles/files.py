@@ -8,7 +8,9 @@ set``), so tfcli updates only the keys it owns and keeps everything else, commen
 - ``tfcli:experiment`` (or ``tfcli:cluster``): the fully resolved spec; an experiment on a shared cluster carries
   that cluster's spec as its ``cluster``, so the learner is sized for the nodes it runs on;
 - ``tfcli:sharedClusterStack``: the shared cluster the experiment runs on (kept until ``start -c`` changes it);
-- ``gcp:project`` and ``gcp:region``/``gcp:zone``: from ``tfcli.yaml`` when it names a GCP project.
+- ``gcp:project`` and ``gcp:region``/``gcp:zone``: from ``tfcli.yaml`` when it names a GCP project;
+- ``tfcli:code``: the project's code folders the pods import (``code:`` in tfcli.yaml, default ``envs``), and
+  ``tfcli:image`` when tfcli.yaml names an image (else a value set here is kept).
 
 Without a GCP project (a project that trains on this machine only) the file is still written, with the
 placeholder project :data:`PLACEHOLDER_PROJECT` and a comment saying so, so that ``plan``/``render`` work offline and
@@ -26,7 +28,9 @@ import yaml
 
 from infra.config_keys import (
     CLUSTER_KEY,
+    CODE_KEY,
     EXPERIMENT_KEY,
+    IMAGE_KEY,
     LOCATION_KEYS,
     PROJECT_KEY,
     REGION_KEY,
@@ -163,6 +167,17 @@ def update_project(stack_file: StackFile, project: ProjectDir) -> None:
         stack_file.header.remove(note)
 
 
+def set_project_code(config: dict[str, Any], project: ProjectDir) -> None:
+    """A run's ``tfcli:code`` (its project's code folders, read at ``up``) and ``tfcli:image`` from tfcli.yaml."""
+    folders = project.code_folders()
+    if folders:
+        config[CODE_KEY] = folders
+    else:
+        config.pop(CODE_KEY, None)
+    if project.settings.image:
+        config[IMAGE_KEY] = project.settings.image
+
+
 def _refuse_other_kind(stack_file: StackFile | None, wanted: str, name: str) -> None:
     if stack_file is None or stack_file.kind in (wanted, "other"):
         return
@@ -251,6 +266,7 @@ def experiment_stack(
         config[EXPERIMENT_KEY] = generated[EXPERIMENT_KEY]
         config.setdefault(SUSPEND_KEY, False)
         set_shared_cluster(config, shared)
+    set_project_code(stack_file.config, project)
     placeholder = stack_file.config.get(PROJECT_KEY) == PLACEHOLDER_PROJECT
     return ExperimentStack(stack_file, shared, placeholder)
 

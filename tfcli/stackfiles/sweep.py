@@ -20,6 +20,7 @@ from tfcli.stackfiles.files import (
     StackFile,
     location_arguments,
     new_file,
+    set_project_code,
     set_shared_cluster,
     shared_cluster_of,
     stack_path,
@@ -39,6 +40,7 @@ def sweep_stack(project: ProjectDir, sweep: SweepFile) -> StackFile:
     if existing is not None and existing.kind == "sweep":
         existing.config[SWEEP_KEY] = sweep.model_dump(mode="json")
         update_project(existing, project)
+        set_project_code(existing.config, project)
         return existing
     location = location_arguments(project)
     config: dict[str, Any] = {PROJECT_KEY: location["project"], REGION_KEY: location["region"]}
@@ -50,6 +52,7 @@ def sweep_stack(project: ProjectDir, sweep: SweepFile) -> StackFile:
         f"# The sweep {sweep.name} (tfcli experiment sweep): one Indexed Job, one pod per trial.",
         f"# `pulumi up -s {sweep.name}` deploys it; tfcli:parallelism sets the trials at a time.",
     ]
+    set_project_code(config, project)
     return new_file(path, project, header, config)
 
 

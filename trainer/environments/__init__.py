@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfcli.spec.environment import GymnasiumEnvironment, TensorforceEnvironment
+from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment, TensorforceEnvironment
+from trainer.environments.custom import make_custom_environment
 from trainer.environments.gym_adapter import RUNNING, TERMINATED, TRUNCATED, GymnasiumAdapter
 from trainer.environments.tensorforce_env import make_tensorforce_environment
 
@@ -16,7 +17,7 @@ __all__ = ["RUNNING", "TERMINATED", "TRUNCATED", "GymnasiumAdapter", "make_envir
 
 
 def make_environment(
-    spec: GymnasiumEnvironment | TensorforceEnvironment,
+    spec: GymnasiumEnvironment | TensorforceEnvironment | CustomEnvironment,
     *,
     seed: int | None = None,
     max_episode_timesteps: int | None = None,
@@ -29,4 +30,6 @@ def make_environment(
     """
     if isinstance(spec, GymnasiumEnvironment):
         return GymnasiumAdapter(spec, seed=seed, max_episode_timesteps=max_episode_timesteps)
+    if isinstance(spec, CustomEnvironment):
+        return make_custom_environment(spec, seed=seed, max_episode_timesteps=max_episode_timesteps)
     return make_tensorforce_environment(spec, max_episode_timesteps=max_episode_timesteps)

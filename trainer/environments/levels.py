@@ -1,7 +1,8 @@
 """Look up a gymnasium level by name, with a did-you-mean for typos.
 
 Atari levels live in ale-py, which registers them with gymnasium only when asked; doing that here means
-``ALE/SpaceInvaders-v5`` resolves (and is suggested) like any classic-control level.
+``ALE/SpaceInvaders-v5`` resolves (and is suggested) like any classic-control level. A level of the user's own
+module, ``my_pkg.envs:GridWorld-v0`` (gymnasium's ``module:id`` form), imports the module, which registers it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import gymnasium
 from gymnasium.envs.registration import EnvSpec
 
 from tfcli.errors import InvalidInput
+from trainer.environments.imports import import_module
 
 _ale_registered = False
 
@@ -37,6 +39,20 @@ def level_spec(level: str) -> EnvSpec:
     _register_ale()
     if level in gymnasium.registry:
         return gymnasium.registry[level]
+    if ":" in level:
+        return _module_level(level)
     matches = close_matches(level)
     hint = f" (did you mean {', '.join(repr(m) for m in matches)}?)" if matches else ""
     raise InvalidInput(f"environment.level: unknown gymnasium level '{level}'{hint}")
+
+
+def _module_level(level: str) -> EnvSpec:
+    """``module:id``: import the module (which registers its levels), then look the id up."""
+    module, _, name = level.partition(":")
+    before = set(gymnasium.registry)
+    import_module(module, "environment.level")
+    if name in gymnasium.registry:
+        return gymnasium.registry[name]
+    added = sorted(set(gymnasium.registry) - before)
+    found = f"it registers {', '.join(repr(a) for a in added)}" if added else "it registers no level"
+    raise InvalidInput(f"environment.level: module '{module}' does not register '{name}': {found}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfcli.spec import Experiment
-from tfcli.spec.environment import GymnasiumEnvironment, TensorforceEnvironment
+from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment, TensorforceEnvironment
 from trainer.environments import make_environment
 from trainer.pools.base import RUNNING, Step
 
@@ -25,7 +25,7 @@ from trainer.pools.base import RUNNING, Step
 class EnvironmentRecipe:
     """Everything needed to make environment ``i`` of an experiment (picklable, for subprocesses)."""
 
-    spec: GymnasiumEnvironment | TensorforceEnvironment
+    spec: GymnasiumEnvironment | TensorforceEnvironment | CustomEnvironment
     seed: int | None = None
     max_timesteps_per_episode: int | None = None  # in agent steps; None: the environment's own limit
     repeat_actions: int = 1

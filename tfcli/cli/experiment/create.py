@@ -12,6 +12,12 @@ from tfcli.cli.experiment.launch import show_started
 from tfcli.cli.experiment.options import Wait
 
 
+def show_notes(notes: list[str]) -> None:
+    """The notes of TensorForce-form files that were translated (tfcli/spec/translation.py), on stderr."""
+    for note in notes:
+        err().print(f"note: {note}", markup=False, highlight=False)
+
+
 def new(
     file: Annotated[
         str | None,
@@ -56,6 +62,7 @@ def new(
     from tfcli.experiments.create import create_experiment
     from tfcli.runs.results import StartOptions
     from tfcli.spec.documents import display_path
+    from tfcli.spec.translation import collect_notes
 
     overrides = {
         "name": name, "agent": agent, "network": network, "environment": environment, "cluster": cluster,
@@ -66,7 +73,9 @@ def new(
         "summary_frequency": summary_frequency, "debug_logging": debug_logging, "seed": seed,
     }  # fmt: skip
     ctx = CliContext()
-    experiment = create_experiment(ctx.store, file, overrides)
+    with collect_notes() as notes:
+        experiment = create_experiment(ctx.store, file, overrides)
+    show_notes(notes)
     out().print(f"Created experiment '{experiment.name}' in {display_path(experiment.root)}")
     stack_file = display_path(ctx.project.stacks / f"Pulumi.{experiment.name}.yaml")
     if ctx.project.settings.gcp_project:

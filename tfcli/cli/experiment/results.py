@@ -85,7 +85,10 @@ def play(
         check_video_path(video)
     found = CliContext().store.get(experiment)
     spec = found.spec()
+    from tfcli.experiments.preflight import importable_project_code
     from trainer.play import play as play_episodes
+
+    importable_project_code()  # the project's own environments (envs/) import here as in the trainer
 
     out().print(f"Loading {experiment}'s agent (TensorFlow starts) ...")
     played = play_episodes(

@@ -1,5 +1,8 @@
 """``tfcli init``: make (or repair) a project folder — safe to run again.
 
+Besides the settings and the bundled config library, it writes ``envs/``: a small example environment of the
+project's own (``envs/gridworld.py``, the template beside this file) that the bundled ``gridworld-ppo`` trains.
+
 A second run keeps the user's settings and their edited config files, adds only what is missing and changes
 only the settings given as flags. ``force`` restores bundled config files the user changed.
 """
@@ -45,6 +48,7 @@ experiments/*/run.json
 experiments/*/.lock
 .pulumi/
 .tfcli/
+__pycache__/
 """
 
 
@@ -83,6 +87,17 @@ def _copy_configs(report: InitReport, force: bool) -> None:
                     report.restored.append(shown)
                 else:
                     report.kept.append(shown)
+
+
+EXAMPLE_ENVIRONMENTS = Path(__file__).parent / "envs"
+
+
+def _copy_example_environments(report: InitReport) -> None:
+    """``envs/``: the example's files, each only when missing (the user's own environments are never touched)."""
+    for source in sorted(EXAMPLE_ENVIRONMENTS.glob("*.py")):
+        target = report.root / "envs" / source.name
+        target.parent.mkdir(exist_ok=True)
+        _write_new(report, target, source.read_text(encoding="utf-8"))
 
 
 def init_project(
@@ -128,6 +143,7 @@ def init_project(
     for sub in ("experiments", "stacks"):
         (folder / sub).mkdir(exist_ok=True)
     _copy_configs(report, force)
+    _copy_example_environments(report)
     _write_new(report, folder / "Pulumi.yaml", PULUMI_YAML.format(name=settings.name))
     _write_new(report, folder / "__main__.py", PROGRAM)
     _write_new(report, folder / ".gitignore", GITIGNORE)

@@ -1,0 +1,31 @@
+"""Import a module of the user's (an environment's), every failure an :class:`InvalidInput` in one line.
+
+A module that is not there, or that raises while it is imported, is the user's to fix: the message names the spec's
+field and the underlying error, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from tfcli.errors import InvalidInput
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def import_module(name: str, field: str) -> Any:
+    """``importlib.import_module(name)``; :class:`InvalidInput` naming ``field`` when it fails, however it fails."""
+    importlib.invalidate_caches()  # a module written since the last import (tests, notebooks) is found
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        raise InvalidInput(
+            f"{field}: cannot import '{name}' ({_one_line(error)}); the project's root is importable, "
+            "so a module in envs/ is envs.<module>"
+        ) from error
+    except Exception as error:  # the module's own code raised while it was imported
+        raise InvalidInput(f"{field}: importing '{name}' raised {_one_line(error)}") from error
