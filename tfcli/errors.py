@@ -28,6 +28,17 @@ class TfcliError(Exception):
         return out
 
 
+MAX_PROBLEMS = 50
+
+
+def capped(problems: list[str]) -> list[str]:
+    """The first :data:`MAX_PROBLEMS` problems, then one line counting the rest: a file with 300,000 unknown keys
+    gets a readable answer, not 300,000 lines."""
+    if len(problems) <= MAX_PROBLEMS + 1:
+        return problems
+    return [*problems[:MAX_PROBLEMS], f"... and {len(problems) - MAX_PROBLEMS:,} more problems"]
+
+
 class InvalidInput(TfcliError):
     """The user's input (a spec file, a flag, a name) is wrong; exit code 2.
 
@@ -38,7 +49,7 @@ class InvalidInput(TfcliError):
     exit_code = 2
 
     def __init__(self, problems: Iterable[str] | str, *, hint: str | None = None) -> None:
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.problems = capped([problems] if isinstance(problems, str) else list(problems))
         super().__init__("\n".join(self.problems), hint=hint)
 
     def in_file(self, shown: str) -> InvalidInput:

@@ -19,7 +19,28 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_json", "atomic_write_text", "fsync_directory", "fsync_file"]
+__all__ = ["atomic_write_json", "atomic_write_text", "check_writable", "fsync_directory", "fsync_file"]
+
+
+def check_writable(path: Path, flag: str) -> Path:
+    """An output file a command can write, checked before any work is done (``play --video``, ``plot -o``): not a
+    folder, in a folder that exists and takes a new file (a probe is made and removed: permissions alone do not say
+    it, ``/proc`` and read-only mounts refuse root too). Otherwise ``InvalidInput`` naming ``flag``; no folder is
+    made."""
+    from tfcli.errors import InvalidInput
+
+    if path.is_dir():
+        raise InvalidInput(f"{flag}: {path}: is a folder; name a file")
+    folder = path.parent
+    if not folder.is_dir():
+        raise InvalidInput(f"{flag}: {path}: the folder {folder} does not exist")
+    probe = folder / f".{path.name}.{os.getpid()}.probe"
+    try:
+        probe.open("xb").close()
+    except OSError as error:
+        raise InvalidInput(f"{flag}: {path}: cannot write in {folder} ({error.strerror})") from None
+    probe.unlink(missing_ok=True)
+    return path
 
 
 def fsync_directory(path: Path) -> None:
