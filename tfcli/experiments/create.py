@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 from tfcli.errors import TfcliError
@@ -32,7 +33,13 @@ def create_experiment(
     if (experiment.root / "sweep.yaml").is_file():
         raise TfcliError(f"'{spec.name}' is a sweep's name; pick another experiment name with -n")
     stack = experiment_stack(store.project, spec)  # refuses a name a shared cluster's stack already has
-    with experiment.locked():
-        written = store.write(spec, replace=replace)
-        stack.file.write()
-        return written
+    made = not experiment.root.exists()
+    try:
+        with experiment.locked():
+            written = store.write(spec, replace=replace)
+            stack.file.write()
+            return written
+    except BaseException:
+        if made:  # nothing half-made (a folder holding only .lock, on a full disk): the folder is this call's own
+            shutil.rmtree(experiment.root, ignore_errors=True)
+        raise
