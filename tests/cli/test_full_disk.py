@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 from cli_kit import invoke
 from disk_kit import fill_disk
+from typer.testing import CliRunner
 
+from tfcli.cli.app import app
+from tfcli.errors import TfcliError
 from tfcli.spec.library import PROJECT_FILE
 
 SPEC = """\
@@ -34,7 +37,7 @@ def project_on_a_small_disk(small_disk: Any, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_new_on_a_full_disk_says_so_in_one_line_and_leaves_no_half_made_experiment(
-    project_on_a_small_disk: Path,
+    project_on_a_small_disk: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = project_on_a_small_disk
     filler = fill_disk(project.parent)
@@ -49,6 +52,11 @@ def test_new_on_a_full_disk_says_so_in_one_line_and_leaves_no_half_made_experime
     )
     assert sorted(p.name for p in (project / "experiments").iterdir()) == []  # no experiments/full/ with a .lock
     assert sorted(p.name for p in (project / "stacks").iterdir()) == []
+
+    monkeypatch.setenv("TFCLI_DEBUG", "1")  # the traceback is one flag away
+    debugged = CliRunner().invoke(app, ["experiment", "new", "-f", "tiny.yaml", "-n", "full"])
+    assert isinstance(debugged.exception, TfcliError) and isinstance(debugged.exception.__cause__, OSError)
+    monkeypatch.delenv("TFCLI_DEBUG")
 
     filler.unlink()  # with space again the same command makes it
     code, _, err = invoke("experiment", "new", "-f", "tiny.yaml", "-n", "full")

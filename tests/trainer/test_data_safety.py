@@ -8,6 +8,7 @@ CartPole in this process, each on a copy of one finished run.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import shutil
@@ -21,6 +22,7 @@ import yaml
 from disk_kit import fill_disk
 from trainer_testkit import ROOT, cartpole, cartpole_spec, complete_checkpoints, read_progress, read_result
 
+import trainer.__main__ as entry
 from tfcli.errors import TfcliError
 from trainer.config import RunConfig
 from trainer.curve import plot_learning_curve
@@ -171,3 +173,20 @@ def test_a_learning_curve_that_does_not_fit_leaves_no_temporary_file(small_disk:
     with pytest.raises(OSError, match="No space left on device"):
         plot_learning_curve([episode(n) for n in range(1, 50)], disk / "learning_curve.png", title="full")
     assert sorted(p.name for p in disk.iterdir()) == ["filler"]
+
+
+def test_the_trainer_prints_an_io_error_in_one_line_and_the_traceback_only_when_debugging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def full(arguments: Any) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "progress.jsonl"))
+
+    monkeypatch.setattr(entry, "_run", full)
+    monkeypatch.delenv("TFCLI_DEBUG", raising=False)
+    assert entry.main(["run", "--spec", "x.yaml", "--output", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: training failed: No space left on device: {tmp_path}/progress.jsonl (")
+    assert err.endswith(" on that disk)\n") and err.count("\n") == 1
+    monkeypatch.setenv("TFCLI_DEBUG", "1")
+    with pytest.raises(OSError, match="No space left"):
+        entry.main(["run", "--spec", "x.yaml", "--output", str(tmp_path)])
