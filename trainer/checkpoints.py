@@ -198,7 +198,7 @@ class CheckpointStore:
         if failures:
             raise TfcliError(
                 "none of the checkpoints in the output folder loads:\n" + "\n".join(failures),
-                hint="did the experiment's agent, network or num_workers change? Use a new output folder "
-                "(or move checkpoints/ away) to start over",
+                hint="did the experiment's agent, network or num_workers change, or were its files damaged? "
+                "Use a new output folder (or move checkpoints/ away) to start over",
             )
         return make_agent(), None
