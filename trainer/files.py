@@ -17,7 +17,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from tfcli.errors import io_failure
 
 __all__ = ["atomic_write_json", "atomic_write_text", "check_writable", "fsync_directory", "fsync_file"]
 
@@ -54,20 +56,35 @@ def fsync_directory(path: Path) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step: readers see the old content or the new, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Replace ``path`` with ``text`` in one step: readers see the old content or the new, never a mix.
+
+    A failure (a full disk) leaves the old file and no temporary one, and is a ``TfcliError`` naming the file.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        _raise_io_failure(error, path)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+        if isinstance(error, OSError):
+            _raise_io_failure(error, path)
         raise
     fsync_directory(path.parent)
+
+
+def _raise_io_failure(error: OSError, path: Path) -> NoReturn:
+    failure = io_failure(error, f"writing {path.name}", path)
+    if failure is None:
+        raise error
+    raise failure from error
 
 
 def atomic_write_json(path: Path, data: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 from tfcli.errors import InvalidInput
@@ -37,7 +38,13 @@ def create_experiment(
             f"-n/name: '{spec.name}' is a name of sweep '{owner}''s trials; pick another experiment name"
         )
     stack = experiment_stack(store.project, spec)  # refuses a name a shared cluster's stack already has
-    with experiment.locked():
-        written = store.write(spec, replace=replace)
-        stack.file.write()
-        return written
+    made = not experiment.root.exists()
+    try:
+        with experiment.locked():
+            written = store.write(spec, replace=replace)
+            stack.file.write()
+            return written
+    except BaseException:
+        if made:  # nothing half-made (a folder holding only .lock, on a full disk): the folder is this call's own
+            shutil.rmtree(experiment.root, ignore_errors=True)
+        raise
