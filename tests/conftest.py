@@ -5,10 +5,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from disk_kit import mount_tmpfs, unmount
 
 from tfcli.spec.library import PROJECT_FILE
 
@@ -47,3 +48,18 @@ def release_memory() -> Iterator[None]:
     gc.collect()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """``small_disk("8m")``: a fresh tmpfs of that size under ``tmp_path``, unmounted after the test
+    (``disk_kit.mount_tmpfs``: root or passwordless sudo, else the test fails saying so)."""
+    mounted: list[Path] = []
+
+    def mount(size: str) -> Path:
+        mounted.append(mount_tmpfs(tmp_path / f"disk-{len(mounted)}", size))
+        return mounted[-1]
+
+    yield mount
+    for point in reversed(mounted):
+        unmount(point)

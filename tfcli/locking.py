@@ -32,10 +32,14 @@ def exclusive(lock_file: Path, what: str, *, shared: bool = False) -> Iterator[N
                 hint="wait for that command to finish, then try again",
             ) from None
         if not shared:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(f"pid {os.getpid()}")
-            handle.flush()
+            # Who holds it, for the "busy" message of a second command; the lock itself needs no disk space, so a
+            # full disk is for the command's own writes to report (with the file they failed on).
+            with contextlib.suppress(OSError):
+                handle.seek(0)
+                handle.truncate()
+                handle.write(f"pid {os.getpid()}")
+                handle.flush()
         yield
     finally:
-        handle.close()
+        with contextlib.suppress(OSError):  # the holder's pid may still wait in the buffer of a full disk
+            handle.close()

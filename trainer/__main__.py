@@ -7,7 +7,9 @@ Both take ``--code DIR`` (repeatable): a folder put first on ``sys.path``, so th
 Subprocess pools inherit it: ``spawn`` hands the parent's ``sys.path`` to each child.
 
 This module is the trainer's edge, the one place that turns errors into messages and exit codes: 0 completed
-(or pruned by early stopping), 1 failed, 2 invalid input (``<file>: <field>: <message>`` on stderr, no traceback),
+(or pruned by early stopping), 1 failed (an I/O error such as a full disk too: one line saying what, where and the
+space left; the traceback only with ``--debug`` or ``TFCLI_DEBUG=1``), 2 invalid input (``<file>: <field>:
+<message>`` on stderr, no traceback),
 143 paused by SIGTERM/SIGINT (``env-worker`` too: it exits 0 only when the learner tells it the run is over).
 It imports nothing heavy at the top: subprocess pools start workers with ``spawn``, which imports this module
 again in every worker, and those must not load TensorFlow.
@@ -23,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import TfcliError
+from tfcli.errors import TfcliError, io_failure
 
 log = logging.getLogger("trainer")
 
@@ -152,6 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # a full disk (OSError, TensorFlow's I/O errors): one line, not a page of traceback
+        doing = "training" if arguments.command == "run" else "serving environments"
+        failure = io_failure(error, doing, otherwise=getattr(arguments, "output", None))
+        if failure is None or debug:
+            raise
+        print(f"error: {failure.message}", file=sys.stderr)
+        return failure.exit_code
 
 
 def exit_now(code: int) -> None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import TfcliError
+from tfcli.errors import TfcliError, io_failure
 from trainer.files import atomic_write_json, fsync_directory, fsync_file
 
 log = logging.getLogger(__name__)
@@ -117,23 +117,37 @@ class CheckpointStore:
         return [checkpoint for checkpoint in found if checkpoint is not None]
 
     def save(self, agent: Any, counters: dict[str, Any]) -> Checkpoint:
-        """Write checkpoint ``n + 1`` and mark it complete last; then prune old and unfinished ones."""
+        """Write checkpoint ``n + 1`` and mark it complete last; then prune old and unfinished ones.
+
+        A save that fails (a full disk) removes its unfinished folder — nothing trusts a folder without its marker,
+        and the space it took is what the run needs to write ``result.json`` — and is a one-line ``TfcliError``:
+        which checkpoint, where, the space left. The checkpoints before it are untouched.
+        """
         started = time.monotonic()
         folders = self._folders()
         number = folders[-1][0] + 1 if folders else 1
         folder = self.directory / str(number)
-        folder.mkdir(parents=True)
-        with _without_episode_buffers(agent):
-            prefix = Path(agent.save(directory=str(folder), filename=AGENT, format="checkpoint")).name
-        state = {**counters, "agent": prefix, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        atomic_write_json(folder / STATE, state)
-        files = {}
-        for path in sorted(folder.iterdir()):
-            if path.is_file() and not path.name.startswith("."):
-                fsync_file(path)
-                files[path.name] = path.stat().st_size
-        fsync_directory(folder)
-        atomic_write_json(folder / MARKER, {"checkpoint": number, "files": files})
+        try:
+            folder.mkdir(parents=True)
+            with _without_episode_buffers(agent):
+                prefix = Path(agent.save(directory=str(folder), filename=AGENT, format="checkpoint")).name
+            state = {**counters, "agent": prefix, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            atomic_write_json(folder / STATE, state)
+            files = {}
+            for path in sorted(folder.iterdir()):
+                if path.is_file() and not path.name.startswith("."):
+                    fsync_file(path)
+                    files[path.name] = path.stat().st_size
+            fsync_directory(folder)
+            atomic_write_json(folder / MARKER, {"checkpoint": number, "files": files})  # last: now it counts
+        except Exception as error:
+            if not (folder / MARKER).is_file():
+                shutil.rmtree(folder, ignore_errors=True)
+            cause = error.__cause__ if isinstance(error, TfcliError) and error.__cause__ is not None else error
+            failure = io_failure(cause, f"saving checkpoint {number}", folder)  # the space left after the clean-up
+            if failure is None:
+                raise
+            raise failure from error
         log.info(
             "checkpoint %d saved at %s timesteps, %s episodes (%.2f s)",
             number,
@@ -155,11 +169,17 @@ class CheckpointStore:
         """A new agent, restored from the newest complete checkpoint that loads (None: there is none).
 
         A checkpoint that fails to restore may have left the agent half-assigned, so each attempt gets a fresh agent.
-        If complete checkpoints exist but none loads (the experiment's agent, network or num_workers changed), the
-        run fails rather than silently starting over on top of the old results.
+        If complete checkpoints exist but none loads (the experiment's agent, network or num_workers changed, or
+        their files are damaged), the run fails rather than silently starting over on top of the old results.
         """
-        failures: list[str] = []
-        for checkpoint in self.complete():
+        complete = self.complete()
+        found = {checkpoint.folder for checkpoint in complete}
+        failures = [  # marked complete once, damaged since: as much a checkpoint as one that does not load
+            f"{folder}: damaged (marked {MARKER}, but its files or {STATE} are not as written)"
+            for _, folder in reversed(self._folders())
+            if (folder / MARKER).is_file() and folder not in found
+        ]
+        for checkpoint in complete:
             agent = make_agent()
             try:
                 checkpoint.restore(agent)
@@ -178,7 +198,7 @@ class CheckpointStore:
         if failures:
             raise TfcliError(
                 "none of the checkpoints in the output folder loads:\n" + "\n".join(failures),
-                hint="did the experiment's agent, network or num_workers change? Use a new output folder "
-                "(or move checkpoints/ away) to start over",
+                hint="did the experiment's agent, network or num_workers change, or were its files damaged? "
+                "Use a new output folder (or move checkpoints/ away) to start over",
             )
         return make_agent(), None

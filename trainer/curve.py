@@ -1,11 +1,12 @@
 """``learning_curve.png``: episode returns and their moving average against timesteps, from ``progress.jsonl``.
 
 Drawn with matplotlib's Agg backend (no display in a container), into a temporary file that replaces the old
-picture in one step.
+picture in one step (and is removed if drawing fails, e.g. on a full disk).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -48,5 +49,10 @@ def plot_learning_curve(episodes: list[Episode], path: Path, *, title: str, wind
     axes.grid(alpha=0.3)
     figure.tight_layout()
     temporary = path.with_name(f".{path.name}.tmp")
-    figure.savefig(temporary, format="png")
-    os.replace(temporary, path)
+    try:
+        figure.savefig(temporary, format="png")
+        os.replace(temporary, path)
+    except BaseException:  # a full disk: no half-written temporary left behind
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise

@@ -40,7 +40,14 @@ from typing import Any
 from tfcli.spec import Experiment
 from trainer.pools.base import RUNNING
 from trainer.pools.recipe import EnvironmentRecipe
-from trainer.transport import DEFAULT_MAX_FRAME, Connection, ConnectionClosed, Server, TransportError
+from trainer.transport import (
+    DEFAULT_MAX_FRAME,
+    MESSAGE_TIMEOUT,
+    Connection,
+    ConnectionClosed,
+    Server,
+    TransportError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -175,8 +182,12 @@ def _serve_forever(server: Server, environments: _Environments) -> None:
             if active is None or not readable:
                 continue
             try:
-                request = active.recv()
-                reply, then = _answer(environments, request)
+                # Never waits: a learner stalling mid-request is dropped once the message is past its deadline
+                # (Connection.message_timeout), and a new connection replaces it at once.
+                received = active.try_recv()
+                if received is None:
+                    continue
+                reply, then = _answer(environments, received[0])
                 active.send(reply)
             except ConnectionClosed:
                 log.info("env-worker: learner %s disconnected; waiting for the next connection", active.peer)
@@ -203,7 +214,7 @@ def serve(
     token: str | None,
     ready: Callable[[str, int], None] | None = None,
     worker_index: int | None = None,
-    io_timeout: float = 60.0,
+    message_timeout: float = MESSAGE_TIMEOUT,
     max_frame: int = DEFAULT_MAX_FRAME,
 ) -> bool:
     """Serve the environments of ``experiment`` (its ``environments_per_worker``) on ``host:port`` until a signal or
@@ -216,12 +227,13 @@ def serve(
     (InvalidInput otherwise, exit code 2). ``port`` 0 picks a free port. Once listening, prints
     ``env-worker listening on HOST:PORT`` and calls ``ready(host, port)``. ``worker_index`` (default: the indexed
     Job's ``JOB_COMPLETION_INDEX``, else the port) is the environment's index: it is seeded with seed + index,
-    as environment ``index`` of a multi-threaded run is.
+    as environment ``index`` of a multi-threaded run is. ``message_timeout``: seconds a request may take to arrive
+    once its first byte has, and a reply to go out (plus a second per MiB); a learner slower than that is dropped.
     """
     run_over = False
     with _stop_on_signals():
         try:
-            server = Server(host, port, token=token, max_frame=max_frame, io_timeout=io_timeout)
+            server = Server(host, port, token=token, max_frame=max_frame, message_timeout=message_timeout)
             try:
                 if worker_index is None:
                     index = os.environ.get("JOB_COMPLETION_INDEX", "")

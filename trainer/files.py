@@ -17,9 +17,32 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-__all__ = ["atomic_write_json", "atomic_write_text", "fsync_directory", "fsync_file"]
+from tfcli.errors import io_failure
+
+__all__ = ["atomic_write_json", "atomic_write_text", "check_writable", "fsync_directory", "fsync_file"]
+
+
+def check_writable(path: Path, flag: str) -> Path:
+    """An output file a command can write, checked before any work is done (``play --video``, ``plot -o``): not a
+    folder, in a folder that exists and takes a new file (a probe is made and removed: permissions alone do not say
+    it, ``/proc`` and read-only mounts refuse root too). Otherwise ``InvalidInput`` naming ``flag``; no folder is
+    made."""
+    from tfcli.errors import InvalidInput
+
+    if path.is_dir():
+        raise InvalidInput(f"{flag}: {path}: is a folder; name a file")
+    folder = path.parent
+    if not folder.is_dir():
+        raise InvalidInput(f"{flag}: {path}: the folder {folder} does not exist")
+    probe = folder / f".{path.name}.{os.getpid()}.probe"
+    try:
+        probe.open("xb").close()
+    except OSError as error:
+        raise InvalidInput(f"{flag}: {path}: cannot write in {folder} ({error.strerror})") from None
+    probe.unlink(missing_ok=True)
+    return path
 
 
 def fsync_directory(path: Path) -> None:
@@ -33,20 +56,35 @@ def fsync_directory(path: Path) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step: readers see the old content or the new, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Replace ``path`` with ``text`` in one step: readers see the old content or the new, never a mix.
+
+    A failure (a full disk) leaves the old file and no temporary one, and is a ``TfcliError`` naming the file.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        _raise_io_failure(error, path)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+        if isinstance(error, OSError):
+            _raise_io_failure(error, path)
         raise
     fsync_directory(path.parent)
+
+
+def _raise_io_failure(error: OSError, path: Path) -> NoReturn:
+    failure = io_failure(error, f"writing {path.name}", path)
+    if failure is None:
+        raise error
+    raise failure from error
 
 
 def atomic_write_json(path: Path, data: Any) -> None:

@@ -10,6 +10,7 @@ time.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ FILENAME = "result.json"
 EXIT_CODES = {"completed": 0, "pruned": 0, "paused": PAUSED_EXIT_CODE, "failed": 1}
 # Paused by the cost limit: its Job ends (a 143 would be retried by the Job and pause again at once).
 COST_LIMIT_EXIT_CODE = 3
+_COUNTS = ("timesteps", "episodes", "wall_seconds", "timesteps_per_second", "mean_return_last_100", "updates")
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,18 @@ class Result:
             if data[optional] is None:
                 del data[optional]
         return data
+
+    @classmethod
+    def failed_before_resume(cls, output: Path, error: str) -> Result:
+        """A run that failed before it knew its counters (every checkpoint corrupt, the pool never came up): the
+        numbers of the ``result.json`` already in ``output``, with the failure — a resume that restored nothing
+        must not report that nothing was done (0 where the last segment ended at 3,540 timesteps)."""
+        try:
+            previous = json.loads((output / FILENAME).read_text(encoding="utf-8"))
+            kept = {name: previous[name] for name in _COUNTS}
+            return cls(status="failed", error=error, **kept)
+        except (OSError, ValueError, KeyError, TypeError):  # none yet (or unreadable): nothing to keep
+            return cls.of("failed", RunState(), error=error)
 
     def write(self, output: Path) -> None:
         atomic_write_json(output / FILENAME, self.as_json())

@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Any
 
-from tfcli.errors import InvalidInput, TfcliError
+from tfcli.errors import InvalidInput, TfcliError, io_failure
 from trainer.acting import acting_for
 from trainer.budget import Budget
 from trainer.checkpoints import CheckpointStore
@@ -45,7 +45,7 @@ TRACES = "traces"  # the experiment's ``record``: TensorForce's episode traces (
 
 
 def _error_text(error: BaseException) -> str:
-    return str(error) or type(error).__name__
+    return str(io_failure(error) or error) or type(error).__name__  # a full disk in one line, not TF's page
 
 
 def run(config: RunConfig) -> Result:
@@ -59,6 +59,7 @@ def run(config: RunConfig) -> Result:
     budget = Budget.of(experiment)
     stop = StopRequest().install()
     state = RunState()
+    restored = False  # whether ``state`` holds the run's counters yet (a failure before must not report zeros)
     hooks = Hooks([])
     pool: EnvironmentPool | None = None
     agent: Any = None
@@ -79,6 +80,7 @@ def run(config: RunConfig) -> Result:
             state = RunState.resumed(checkpoint.state, [episode.episode_return for episode in kept])
         else:
             rewind(output / PROGRESS, 0)
+        restored = True
         log.info(
             "%s: %s, %d environment(s), budget %s (%s left)",
             experiment.name,
@@ -124,9 +126,13 @@ def run(config: RunConfig) -> Result:
         try:
             hooks.on_end(state, "failed")
         except Exception as also:
-            log.warning("while ending the failed run: %s", also)
+            log.warning("while ending the failed run: %s", io_failure(also) or also)
         try:
-            _finish(config, Result.of("failed", state, error=_error_text(error)))
+            text = _error_text(error)
+            _finish(
+                config,
+                Result.of("failed", state, error=text) if restored else Result.failed_before_resume(output, text),
+            )
         except Exception as also:  # e.g. the output folder is gone: the original error matters more
             log.warning("could not write %s: %s", config.output / "result.json", also)
         raise
@@ -201,4 +207,4 @@ def _finish(config: RunConfig, result: Result) -> None:
             read_episodes(config.output / PROGRESS), config.output / CURVE, title=config.experiment.name
         )
     except Exception as error:  # a picture is not worth failing a finished run for
-        log.warning("could not draw %s: %s", CURVE, error)
+        log.warning("could not draw %s: %s", CURVE, io_failure(error) or error)

@@ -11,17 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from tfcli.errors import InvalidInput
+from trainer.files import check_writable
 
 FORMATS = (".mp4", ".gif")
 
 
 def check_video_path(path: Path) -> Path:
-    """A file ending in ``.mp4`` or ``.gif`` in a folder that exists, else :class:`InvalidInput` naming the flag."""
+    """A file ending in ``.mp4`` or ``.gif`` that can be written (:func:`trainer.files.check_writable`), else
+    :class:`InvalidInput` naming the flag."""
     if path.suffix.lower() not in FORMATS:
         raise InvalidInput(f"--video: {path}: write an .mp4 or a .gif file")
-    if not path.parent.is_dir():
-        raise InvalidInput(f"--video: {path}: the folder {path.parent} does not exist")
-    return path
+    return check_writable(path, "--video")
 
 
 class VideoWriter:

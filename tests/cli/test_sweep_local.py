@@ -93,6 +93,6 @@ def test_sweep_names_do_not_clash_and_a_changed_sweep_needs_restart(lab: Path) -
     code, _, stderr = invoke(*sweep, "--set", "agent.batch_size=16")
     assert code == 1 and "already exists with a different definition" in stderr
     code, _, stderr = invoke("experiment", "new", "-f", "cartpole-ppo", "-n", "ok")
-    assert code == 1 and "is a sweep's name" in stderr
+    assert code == 2 and "is a sweep's name" in stderr
     code, _, stderr = invoke("experiment", "status", "-s", "nope")
     assert code == 2 and "no sweep named 'nope' in this project (known: ok)" in stderr

@@ -619,11 +619,15 @@ def main(argv: list[str]) -> None:
         print(json.dumps({"value": value, "secret": secret}) if "--json" in options else value)
     elif command == "config set":
         assert stack is not None and record is not None
-        if len(words) != 2:
-            fail("error: value must be given after -- in non-interactive mode")
+        if len(words) == 1 and not sys.stdin.isatty():  # as Pulumi: a value not on the command line is read from a
+            value = sys.stdin.read().removesuffix("\n").removesuffix("\r")  # piped stdin, its last newline dropped
+        elif len(words) == 2:
+            value = words[1]
+        else:
+            fail(f"error: accepts between 1 and 2 arg(s), received {len(words)}")
         if "--secret" in options:
             unlock(stack, record)
-        write_config(stack, {words[0]: (words[1], "--secret" in options)})
+        write_config(stack, {words[0]: (value, "--secret" in options)})
     elif command in ("up", "destroy"):
         assert stack is not None
         operation(command, stack, options, state)

@@ -90,6 +90,16 @@ class FakePulumi:
         control.setdefault("on_suspend", {})[stack] = files
         (self.state / "control.json").write_text(json.dumps(control))
 
+    def secrets_set(self) -> list[str]:
+        """The keys given to ``config set --secret`` (their values came through stdin), in order."""
+        return [argv[-1] for argv in self.commands() if argv[:2] == ["config", "set"] and "--secret" in argv]
+
+    def secret(self, stack: str, key: str) -> str | None:
+        """What the stack's secret ``key`` decrypts to."""
+        path = self.state / "state.json"
+        value = json.loads(path.read_text()).get("secrets", {}).get(stack, {}).get(key) if path.exists() else None
+        return None if value is None else str(value)
+
     def stacks(self) -> dict[str, Any]:
         path = self.state / "state.json"
         return dict(json.loads(path.read_text())["stacks"]) if path.exists() else {}

@@ -71,7 +71,7 @@ def test_start_ups_the_experiment_stack_in_the_project_with_its_settings(
     assert (record["backend"], record["stack"], record["shared_cluster"]) == ("gke", "si1", None)
 
 
-def test_key_file_goes_in_as_the_secret_gcp_credentials_never_in_plain_text(
+def test_key_file_goes_in_as_the_secret_gcp_credentials_never_in_plain_text_nor_on_a_command_line(
     project: Path, fake_pulumi: FakePulumi
 ) -> None:
     key = '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\nTOPSECRET\\n"}'
@@ -79,8 +79,10 @@ def test_key_file_goes_in_as_the_secret_gcp_credentials_never_in_plain_text(
     make_gke_project(project, credentials="key-file", key_file="sa.json")
     new()
     assert invoke("experiment", "start", "-e", "si1")[0] == 0
-    set_all = next(argv for argv in fake_pulumi.commands() if argv[:2] == ["config", "set-all"])
-    assert set_all[set_all.index(f"gcp:credentials={key}") - 1] == "--secret"
+    # Never on a command line (every local user can read /proc/PID/cmdline): piped to `config set --secret`.
+    assert not any("TOPSECRET" in arg for argv in fake_pulumi.commands() for arg in argv)
+    assert fake_pulumi.secrets_set() == ["gcp:credentials"]
+    assert fake_pulumi.secret("si1", "gcp:credentials") == key
     up = next(call for call in fake_pulumi.calls() if call["argv"][0] == "up")
     assert up["env"]["GOOGLE_APPLICATION_CREDENTIALS"] == str(project / "sa.json")
     stack_file = (project / "stacks" / "Pulumi.si1.yaml").read_text()
@@ -199,15 +201,16 @@ def test_the_key_is_handed_to_pulumi_only_when_it_changed(project: Path, fake_pu
     (project / "sa.json").write_text('{"private_key": "one"}')
     make_gke_project(project, credentials="key-file", key_file="sa.json")
     assert invoke("cluster", "create", "-f", "single-node-gpu", "-c", "shared-t4")[0] == 0
-    assert fake_pulumi.verbs().count("config set-all") == 1
+    assert fake_pulumi.secrets_set() == ["gcp:credentials"]
     fake_pulumi.clear()
     assert invoke("cluster", "create", "-f", "single-node-gpu", "-c", "shared-t4")[0] == 0
-    assert "config get" in fake_pulumi.verbs() and "config set-all" not in fake_pulumi.verbs()
+    assert "config get" in fake_pulumi.verbs() and fake_pulumi.secrets_set() == []
     (project / "sa.json").write_text('{"private_key": "two"}')  # a new key
     fake_pulumi.clear()
     assert invoke("cluster", "create", "-f", "single-node-gpu", "-c", "shared-t4")[0] == 0
-    (set_all,) = [argv for argv in fake_pulumi.commands() if argv[:2] == ["config", "set-all"]]
-    assert set_all[-2:] == ["--secret", 'gcp:credentials={"private_key": "two"}']
+    assert fake_pulumi.secrets_set() == ["gcp:credentials"]
+    assert fake_pulumi.secret("shared-t4", "gcp:credentials") == '{"private_key": "two"}'
+    assert not any("private_key" in arg for argv in fake_pulumi.commands() for arg in argv)
 
 
 def test_stop_after_a_failed_first_update_destroys_what_it_left(gke_project: Path, fake_pulumi: FakePulumi) -> None:

@@ -42,16 +42,26 @@ def test_a_first_start_inits_the_stack_then_sets_config_and_secrets_then_ups(
     assert code == 0, stdout + stderr
     calls = [call for call in fake_pulumi.calls() if call["argv"][:1] != ["version"]]
     verbs = fake_pulumi.verbs()
-    assert verbs[:5] == ["stack select", "stack select", "stack init", "config set-all", "up"]
-    init, set_all, up = calls[2], calls[3], calls[4]
+    assert verbs[:7] == [
+        "stack select",
+        "stack select",
+        "stack init",
+        "config set",
+        "config set",
+        "config set-all",
+        "up",
+    ]
+    init, set_all, up = calls[2], calls[5], calls[6]
     assert init["argv"][:3] == ["stack", "init", "si1"] and "--secrets-provider" in init["argv"]
     assert init["argv"][init["argv"].index("--secrets-provider") + 1] == "passphrase"
     # The stack file already holds every tfcli key and the GCP location when the stack is made.
     assert {"tfcli:experiment", "gcp:project", "gcp:region", "gcp:zone"} <= set(init["config_keys"])
     argv = set_all["argv"]
     assert argv[argv.index("tfcli:suspend=false") - 1] == "--plaintext"
-    secrets = [argv[i + 1].partition("=")[0] for i, arg in enumerate(argv) if arg == "--secret"]
-    assert sorted(secrets) == ["gcp:credentials", "tfcli:transportToken"]
+    assert "--secret" not in argv  # secrets are piped, one `config set --secret KEY` each, never in argv
+    assert sorted(fake_pulumi.secrets_set()) == ["gcp:credentials", "tfcli:transportToken"]
+    token = fake_pulumi.secret("si1", "tfcli:transportToken")
+    assert token and not any(token in arg for argv in fake_pulumi.commands() for arg in argv)
     assert {"tfcli:suspend", "gcp:credentials", "tfcli:transportToken"} <= set(up["config_keys"])
     text = (project / "stacks" / "Pulumi.si1.yaml").read_text()
     assert "encryptionsalt: v1:" in text and "private_key" not in text
@@ -61,7 +71,7 @@ def test_a_first_start_inits_the_stack_then_sets_config_and_secrets_then_ups(
     fake_pulumi.clear()
     assert invoke("experiment", "start", "-e", "si1", "--detach")[0] == 0
     assert "stack init" not in fake_pulumi.verbs()
-    assert not any("--secret" in argv for argv in fake_pulumi.commands())
+    assert fake_pulumi.secrets_set() == []
 
 
 def test_a_secrets_provider_named_in_the_environment_needs_no_passphrase(

@@ -1,4 +1,8 @@
-"""The CLI edge: the only place that turns a ``TfcliError`` into a message and an exit code."""
+"""The CLI edge: the only place that turns a ``TfcliError`` into a message and an exit code.
+
+I/O errors (``OSError`` with an errno, TensorFlow's file errors) are not bugs: they get one line too
+(:func:`tfcli.errors.io_failure`: what failed, where, the space left), exit 1; anything else is an internal error.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import typer
 from typer.core import TyperGroup
 
 from tfcli.cli.console import err
-from tfcli.errors import TfcliError
+from tfcli.errors import TfcliError, io_failure
 
 
 def debug_enabled() -> bool:
@@ -45,6 +49,10 @@ class TfcliGroup(TyperGroup):
         except Exception as error:  # a bug: say so briefly, the traceback is one flag away
             if debug_enabled():
                 raise
+            failure = io_failure(error)  # not a bug: a full disk, a folder it may not write (what, where, space left)
+            if failure is not None:
+                report(failure)
+                raise SystemExit(failure.exit_code) from None
             from rich.markup import escape
 
             err().print(f"[bold red]internal error:[/] {escape(type(error).__name__)}: {escape(str(error))}")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
-from tfcli.errors import TfcliError
-from tfcli.experiments.store import ExperimentDir, ExperimentStore
+from tfcli.errors import InvalidInput
+from tfcli.experiments.store import SWEEP_FILE, ExperimentDir, ExperimentStore
 from tfcli.spec import ConfigLibrary, load_experiment
 from tfcli.spec.loader import experiment_from_flags
 
@@ -29,10 +30,21 @@ def create_experiment(
     else:
         spec = load_experiment(source, library=library, overrides=overrides).spec
     experiment = store.dir(spec.name)
-    if (experiment.root / "sweep.yaml").is_file():
-        raise TfcliError(f"'{spec.name}' is a sweep's name; pick another experiment name with -n")
+    if (experiment.root / SWEEP_FILE).is_file():
+        raise InvalidInput(f"-n/name: '{spec.name}' is a sweep's name; pick another experiment name")
+    owner = store.sweep_owning(spec.name)
+    if owner:
+        raise InvalidInput(
+            f"-n/name: '{spec.name}' is a name of sweep '{owner}''s trials; pick another experiment name"
+        )
     stack = experiment_stack(store.project, spec)  # refuses a name a shared cluster's stack already has
-    with experiment.locked():
-        written = store.write(spec, replace=replace)
-        stack.file.write()
-        return written
+    made = not experiment.root.exists()
+    try:
+        with experiment.locked():
+            written = store.write(spec, replace=replace)
+            stack.file.write()
+            return written
+    except BaseException:
+        if made:  # nothing half-made (a folder holding only .lock, on a full disk): the folder is this call's own
+            shutil.rmtree(experiment.root, ignore_errors=True)
+        raise

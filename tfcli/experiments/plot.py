@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import TfcliError
+from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.progress import read_all
 from tfcli.experiments.store import ExperimentDir
+from trainer.files import check_writable
 
 SMOOTHING = 20
 
@@ -51,9 +52,18 @@ def save_curves(figure: Any, axes: Any, output: Path) -> Path:
     axes.grid(alpha=0.3)
     axes.legend()
     figure.tight_layout()
-    output.parent.mkdir(parents=True, exist_ok=True)
     temporary = output.with_name(f".{output.name}.tmp.png")
-    figure.savefig(temporary)
-    plt.close(figure)
-    temporary.replace(output)
+    try:
+        figure.savefig(temporary)
+        temporary.replace(output)
+    finally:
+        plt.close(figure)
+        temporary.unlink(missing_ok=True)  # a full disk leaves no half-written image behind
     return output
+
+
+def check_plot_path(output: Path) -> Path:
+    """``plot -o``: a ``.png`` that can be written, checked before any curve is read (as ``play --video``)."""
+    if output.suffix.lower() != ".png":
+        raise InvalidInput(f"-o/--output: {output}: write a .png file")
+    return check_writable(output, "-o/--output")

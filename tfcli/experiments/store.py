@@ -114,6 +114,9 @@ class ExperimentDir(RunFolder):
             return {}
 
 
+SWEEP_FILE = "sweep.yaml"
+
+
 class ExperimentStore:
     """All experiments of one project."""
 
@@ -128,6 +131,20 @@ class ExperimentStore:
         if not folder.is_dir():
             return []
         return sorted(p.name for p in folder.iterdir() if (p / "experiment.yaml").is_file())
+
+    def sweep_names(self) -> list[str]:
+        """Folders holding a ``sweep.yaml``: the sweeps (kept here so that experiments can refuse their names)."""
+        folder = self.project.experiments
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if (p / SWEEP_FILE).is_file())
+
+    def sweep_owning(self, name: str) -> str | None:
+        """The sweep whose trial ``name`` is, or would be (``<sweep>-<k>``): such names are that sweep's alone."""
+        for sweep in self.sweep_names():
+            if name.startswith(f"{sweep}-") and name[len(sweep) + 1 :].isdigit():
+                return sweep
+        return None
 
     def get(self, name: str) -> ExperimentDir:
         """An existing experiment; an unknown name is an ``InvalidInput`` listing the known ones."""

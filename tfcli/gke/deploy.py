@@ -3,7 +3,8 @@
 - deploy, in the order a first deploy needs: the stack file, ``stack init`` with its secrets provider, the run
   records written *before* the update (if it fails half-way, ``status`` and ``stop`` still look at the stack), config
   (``tfcli:suspend`` false) and secrets (the key as ``gcp:credentials`` with ``credentials: key-file``, a distributed
-  run's ``tfcli:transportToken``) in one ``config set-all``, then ``pulumi up``;
+  run's ``tfcli:transportToken``) piped one by one to ``config set --secret``, the plain values in one
+  ``config set-all``, then ``pulumi up``;
 - suspend (pause): ``tfcli:suspend`` true and ``up``: the Jobs' ``suspend``; the trainer checkpoints on SIGTERM;
 - tear down (stop): ``destroy`` when the stack may hold resources, then every run record marked stopped.
 

@@ -8,7 +8,8 @@ files tfcli writes are exactly what ``pulumi up -s NAME`` would use. The workspa
 - the passphrase that encrypts the stacks' secrets: Pulumi's self-managed backends need
   ``PULUMI_CONFIG_PASSPHRASE`` (or ``..._FILE``) in the environment, and tfcli says so before running anything;
 - with ``credentials: key-file``, ``GOOGLE_APPLICATION_CREDENTIALS`` (a path) — the key itself goes into the stack
-  as the *secret* config ``gcp:credentials`` (Pulumi stores ciphertext).
+  as the *secret* config ``gcp:credentials`` (Pulumi stores ciphertext), piped to Pulumi's stdin
+  (:meth:`Stacks.set_secret`), never on a command line.
 
 Every failure comes back as a :class:`TfcliError` (:mod:`tfcli.gke.pulumi_errors`); the CLI itself is found or
 installed by :mod:`tfcli.gke.pulumi_cli`. Pulumi is imported inside the functions here, never at module level
@@ -192,10 +193,9 @@ class Stacks:
         )
 
     def set_config(self, stack: Stack, values: dict[str, str], *, secrets: dict[str, str] | None = None) -> None:
-        """``pulumi config set-all`` of plain values, and secrets with ``--secret`` (Pulumi stores ciphertext).
+        """``pulumi config set-all`` of plain values; each secret by :meth:`set_secret` (Pulumi stores ciphertext).
 
-        A secret is set only when it changed (``config get`` reads it back through a pipe): the Automation API can
-        hand a value to Pulumi only on its command line, where it is briefly visible to this machine's processes.
+        A secret is set only when it changed (``config get`` reads it back through a pipe).
         """
         from pulumi.automation import ConfigValue, errors
 
@@ -211,9 +211,35 @@ class Stacks:
                     except errors.CommandError:  # not set after all
                         current = None
                 if current is None or not current.secret or current.value != value:
-                    config[key] = ConfigValue(value=value, secret=True)
+                    self.set_secret(stack, key, value)
             if config:
                 stack.set_all_config(config)
+
+    @staticmethod
+    def set_secret(stack: Stack, key: str, value: str) -> None:
+        """``pulumi config set --secret KEY`` with the value piped to its stdin, never on its command line: the
+        Automation API's ``set_config`` passes values as arguments, which every local user can read in
+        ``/proc/PID/cmdline`` while Pulumi runs (a service-account key, a transport token). Pulumi reads a value
+        that is not on the command line from a piped stdin ("Multi-line values may be set by piping a file to
+        standard in")."""
+        import subprocess
+
+        from pulumi.automation import CommandResult, LocalWorkspace, errors
+
+        workspace = stack.workspace
+        assert isinstance(workspace, LocalWorkspace)
+        command = [workspace.pulumi_command.command, "--non-interactive", "config", "set", "--secret"]
+        result = subprocess.run(
+            [*command, "--stack", stack.name, "--", key],
+            input=value,
+            capture_output=True,
+            text=True,
+            cwd=workspace.work_dir,
+            env={**os.environ, **(workspace.env_vars or {}), "PULUMI_AUTOMATION_API": "true"},
+            check=False,
+        )
+        if result.returncode != 0:
+            raise errors.create_command_error(CommandResult(result.stdout, result.stderr, result.returncode))
 
     def credentials(self) -> dict[str, str]:
         """The secret config for ``credentials: key-file`` (the key's content as ``gcp:credentials``)."""

@@ -118,7 +118,9 @@ class LocalBackend:
             return Paused(run, status.state, completed=status.completed, trials=len(status.trials))
         experiment = run.experiment()
         with run.locked():
-            experiments.pause(experiment)
+            saved = experiments.pause(experiment)
+        if not saved:
+            return Paused(run, "ended")
         return Paused(run, "paused", timesteps=int(experiment.result().get("timesteps", 0)))
 
     def stop(self, run: Run, *, download: bool = True) -> Stopped:

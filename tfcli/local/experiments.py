@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
@@ -42,14 +43,27 @@ def launch(experiment: ExperimentDir, *, restart: bool = False) -> subprocess.Po
     return supervisor(experiment).launch([str(experiment.root)], experiment.logs / "trainer.log")
 
 
-def pause(experiment: ExperimentDir) -> None:
-    """Checkpoint and stop it; an error when it does not stop within :data:`PAUSE_TIMEOUT`."""
+def pause(experiment: ExperimentDir) -> bool:
+    """Checkpoint and stop it; an error when it does not stop within :data:`PAUSE_TIMEOUT`. True when the trainer
+    wrote a new ``result.json`` saying paused (a checkpoint saved); False when it ended before it could (paused
+    before training began): what is reported is what happened."""
+    before = _stamp(experiment.results / "result.json")
     process = supervisor(experiment)
     if not process.wait_exit(process.request_pause(), PAUSE_TIMEOUT):
         raise TfcliError(
             f"experiment '{experiment.name}' did not pause within {PAUSE_TIMEOUT:.0f} s",
             hint="`tfcli experiment stop` ends it for good",
         )
+    return _stamp(experiment.results / "result.json") != before and experiment.result().get("status") == "paused"
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """A file's modification time and size: whether it was written again."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size
 
 
 def stop(experiment: ExperimentDir) -> None:

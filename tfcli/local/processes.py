@@ -13,9 +13,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 
 from tfcli.errors import TfcliError
 from tfcli.experiments.record import RunRecord
@@ -42,10 +44,25 @@ def process_alive(pid: int | None, module: str, root: Path) -> bool:
     return module in text and str(root) in text
 
 
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+
+
+def handle_stop_signals(handler: Callable[[int, FrameType | None], None]) -> None:
+    """Install ``handler`` for SIGTERM and SIGINT, then let them in: :func:`spawn` starts the process with both
+    blocked, so a pause sent while Python was still starting waits for this handler instead of killing it."""
+    for number in STOP_SIGNALS:
+        signal.signal(number, handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
 def spawn(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen[bytes]:
-    """``python -m module ARGUMENTS`` in a session of its own, its output appended to ``log_file``."""
+    """``python -m module ARGUMENTS`` in a session of its own, its output appended to ``log_file``.
+
+    The child starts with SIGTERM and SIGINT blocked (a signal mask survives ``exec``) until it calls
+    :func:`handle_stop_signals`: what is reported after a pause is then what the process did with it."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
     log = open(log_file, "ab")  # noqa: SIM115 - handed to the child
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         return subprocess.Popen(
             [sys.executable, "-m", module, *arguments],
@@ -56,6 +73,7 @@ def spawn(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen
             env=dict(os.environ, PYTHONUNBUFFERED="1"),
         )
     finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         log.close()
 
 

@@ -13,7 +13,6 @@ of its own, so it keeps training if the queue dies).
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 from types import FrameType
 
 from tfcli.errors import TfcliError
+from tfcli.local.processes import handle_stop_signals
 
 POLL_SECONDS = 0.5
 PAUSED_EXIT = 143
@@ -45,8 +45,7 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
         nonlocal stopping
         stopping = True
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    handle_stop_signals(stop)
     pending = [trial for trial in trials if experiments.status(trial).state != "completed" and trial.name not in held]
     done = len(trials) - len(pending) - len(held)
     _log(f"{done} of {len(trials)} trials already completed; {parallel} at a time")

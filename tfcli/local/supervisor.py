@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from tfcli.local.processes import handle_stop_signals
+
 WORKER_STOP_SECONDS = 10.0
 
 
@@ -76,12 +78,6 @@ def stop_all(processes: list[subprocess.Popen[bytes]]) -> None:
 
 def supervise(root: Path) -> int:
     """Run the experiment in ``root`` (an ``experiments/<name>/`` folder) to the trainer's exit."""
-    from tfcli.experiments.store import ExperimentDir
-
-    experiment = ExperimentDir(root)
-    spec = experiment.spec()
-    experiment.logs.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, TRAINER_TOKEN=os.environ.get("TRAINER_TOKEN") or secrets.token_hex(32))
     workers: list[subprocess.Popen[bytes]] = []
     ports: list[int] = []
     learner: subprocess.Popen[bytes] | None = None
@@ -93,8 +89,15 @@ def supervise(root: Path) -> int:
         if learner is not None and learner.poll() is None:
             learner.send_signal(signal.SIGTERM)  # the trainer checkpoints and exits 143
 
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
+    # First of all: a pause right after `start --detach` must find the handler in place (reading the spec takes a
+    # while), not end the supervisor with nothing saved while the CLI reports a checkpoint.
+    handle_stop_signals(forward)
+    from tfcli.experiments.store import ExperimentDir
+
+    experiment = ExperimentDir(root)
+    spec = experiment.spec()
+    experiment.logs.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, TRAINER_TOKEN=os.environ.get("TRAINER_TOKEN") or secrets.token_hex(32))
     try:
         if spec.run_mode == "distributed":
             for index in range(spec.num_workers):

@@ -57,7 +57,8 @@ class Started:
 
 @dataclass(frozen=True)
 class Paused:
-    """What ``pause`` reached: ``paused``, or ``pausing`` while GKE still writes the checkpoints."""
+    """What ``pause`` reached: ``paused`` (checkpointed), ``pausing`` while GKE still writes the checkpoints, or
+    ``ended`` when the run stopped before it could save anything (paused before training began)."""
 
     run: Run
     state: str
@@ -79,6 +80,11 @@ class Paused:
             )
         if sweep:
             return f"Paused sweep {name}: {self.completed} of {self.trials} trials completed"
+        if self.state == "ended":
+            return (
+                f"Paused {name} before it saved anything (it had not begun training); "
+                f"`tfcli experiment resume {self.run.flag}` starts it from the beginning."
+            )
         return f"Paused {name} at {self.timesteps:,} timesteps (checkpoint saved)."
 
 

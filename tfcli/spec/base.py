@@ -35,7 +35,7 @@ DnsName = Annotated[str, AfterValidator(check_dns_name)]
 class StrictModel(BaseModel):
     """Unknown keys are errors (they get a did-you-mean from the loader); models are immutable once valid."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
 
 
 class OpenModel(BaseModel):

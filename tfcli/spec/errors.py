@@ -13,6 +13,8 @@ from typing import Any, Union
 
 from pydantic import BaseModel, RootModel, Tag, ValidationError
 
+from tfcli.errors import MAX_PROBLEMS
+
 Loc = tuple[str | int, ...]
 
 
@@ -118,7 +120,12 @@ def _describe(error: Any, model: type[BaseModel], loc: Loc) -> str:
 def problems_of(error: ValidationError, model: type[BaseModel], file: str, origins: dict[str, str]) -> list[str]:
     """One ``<file>: <path>: <message>`` line per problem; ``origins`` maps a top-level key to the file it came from."""
     lines = []
-    for item in error.errors():
+    items = error.errors()
+    if len(items) > MAX_PROBLEMS + 1:  # describe only what is shown: each line costs a did-you-mean
+        items, more = items[:MAX_PROBLEMS], len(items) - MAX_PROBLEMS
+    else:
+        more = 0
+    for item in items:
         loc: Loc = tuple(item["loc"])
         shown, _ = _walk(model, loc)
         where = file
@@ -128,4 +135,6 @@ def problems_of(error: ValidationError, model: type[BaseModel], file: str, origi
         lines.append(
             f"{where}: {path}: {_describe(item, model, loc)}" if path else f"{where}: {_describe(item, model, loc)}"
         )
+    if more:
+        lines.append(f"{file}: ... and {more:,} more problems")
     return lines

@@ -7,6 +7,7 @@ in a file it references — is reported at once, each line naming the file it is
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from tfcli.errors import InvalidInput
 from tfcli.spec.cluster import Cluster
 from tfcli.spec.documents import display_path, read_document
-from tfcli.spec.errors import problems_of
+from tfcli.spec.errors import dotted, problems_of
 from tfcli.spec.experiment import REFERENCE_FIELDS, Experiment
 from tfcli.spec.library import ConfigLibrary, looks_like_path
 from tfcli.spec.tensorforce_forms import translate_references
@@ -55,7 +56,29 @@ def _mapping(data: Any, shown: str, what: str) -> dict[str, Any]:
     return data
 
 
+def non_finite(data: Any, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], float]]:
+    """Where ``data`` holds NaN or an infinity (YAML ``.nan``, ``.inf``, ``--set x=nan``): no setting of a spec means
+    one, and TensorForce answers them with "Unexpected error!" at best."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return [(path, data)]
+    if isinstance(data, dict):
+        return [found for key, value in data.items() for found in non_finite(value, (*path, str(key)))]
+    if isinstance(data, list):
+        return [found for index, value in enumerate(data) for found in non_finite(value, (*path, index))]
+    return []
+
+
 def _validate(model: type[SpecT], data: dict[str, Any], shown: str, origins: dict[str, str], skip: set[str]) -> SpecT:
+    problems = []
+    for path, value in non_finite(data):
+        where, rest = (origins[str(path[0])], path[1:]) if str(path[0]) in origins else (shown, path)
+        problems.append(
+            f"{where}: {dotted(list(rest))}: {value} is not a finite number"
+            if rest
+            else f"{where}: {value} is not a finite number"
+        )
+    if problems:
+        raise InvalidInput(problems)
     try:
         return model.model_validate(data)
     except ValidationError as error:

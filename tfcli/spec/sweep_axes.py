@@ -13,7 +13,9 @@ from typing import Any
 import yaml
 
 from tfcli.errors import InvalidInput
+from tfcli.spec.documents import load_yaml
 
+_NON_FINITE = {"nan", "inf", "infinity", ".nan", ".inf"}
 _NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 # Keys a sweep owns: every trial gets its own name, and its seed from --seeds.
 OWNED_KEYS = {"name": "each trial is named <sweep>-<k>", "seed": "seeds come from --seeds (1..K)"}
@@ -22,14 +24,15 @@ OWNED_KEYS = {"name": "each trial is named <sweep>-<k>", "seed": "seeds come fro
 def scalar(text: str) -> Any:
     """One value of ``--set``: a YAML scalar, ``1e-3`` included as a number."""
     text = text.strip()
+    if text.lower().lstrip("+-") in _NON_FINITE:  # meant as a number (YAML would keep it text): the spec refuses it
+        return float(text.replace(".", ""))
     if _NUMBER.match(text):
         number = float(text)
         return int(text) if re.fullmatch(r"[-+]?\d+", text) else number
     try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
+        return load_yaml(text, "--set")
+    except (yaml.YAMLError, RecursionError):
         return text
-    return value
 
 
 def numbers_as_numbers(value: Any) -> Any:

@@ -41,12 +41,14 @@ from infra.config_keys import (
 )
 from tfcli.errors import InvalidInput
 from tfcli.project import ProjectDir
-from tfcli.spec.documents import display_path
+from tfcli.spec.documents import display_path, parse, read_text
 from trainer.files import atomic_write_text
 
 if TYPE_CHECKING:
     from tfcli.spec import Cluster, Experiment
 
+# A stack file holds resolved specs (a sweep's every trial, within the 1 MiB ConfigMap limit) and is never bigger.
+MAX_STACK_FILE_BYTES = 16 * 1024 * 1024
 PLACEHOLDER_PROJECT = "my-gcp-project"  # infra.stack_files.EXAMPLE_PROJECT: the committed examples use it too
 PLACEHOLDER_NOTE = (
     "gcp:project is a placeholder: set gcp_project in tfcli.yaml (tfcli init -r PROJECT_ID), or here, "
@@ -91,17 +93,15 @@ class StackFile:
 
     @classmethod
     def read(cls, path: Path) -> StackFile | None:
-        """The file, or None when there is none; unreadable YAML is an ``InvalidInput`` naming the file."""
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        """The file, or None when there is none; a file that is not readable YAML text (binary, oversized, hostile)
+        is an ``InvalidInput`` naming it."""
+        if not path.exists():
             return None
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as error:
-            raise InvalidInput(f"{display_path(path)}: not valid YAML ({error})") from None
+        shown = display_path(path)
+        text = read_text(path, shown, limit=MAX_STACK_FILE_BYTES)
+        data = parse(text, shown, as_json=False) or {}
         if not isinstance(data, dict):
-            raise InvalidInput(f"{display_path(path)}: expected a mapping with a 'config:' key")
+            raise InvalidInput(f"{shown}: expected a mapping with a 'config:' key")
         header = []
         for line in text.splitlines():
             if not line.startswith("#"):

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import yaml
 
-from tfcli.errors import InvalidInput, TfcliError
-from tfcli.experiments.store import ExperimentDir, ExperimentStore, RunFolder, checked_name
+from tfcli.errors import InvalidInput
+from tfcli.experiments.store import SWEEP_FILE, ExperimentDir, ExperimentStore, RunFolder, checked_name
 from tfcli.spec.documents import display_path, read_document
-from tfcli.spec.sweep import SweepFile, Trial, expand, read_sweep_file
-
-SWEEP_FILE = "sweep.yaml"
+from tfcli.spec.sweep import SweepFile, Trial, expand, grid_size, read_sweep_file, trial_name
 
 
 @dataclass(frozen=True)
@@ -50,10 +48,7 @@ def sweep_dir(store: ExperimentStore, name: str) -> SweepDir:
 
 
 def sweep_names(store: ExperimentStore) -> list[str]:
-    folder = store.project.experiments
-    if not folder.is_dir():
-        return []
-    return sorted(p.name for p in folder.iterdir() if (p / SWEEP_FILE).is_file())
+    return store.sweep_names()
 
 
 def get_sweep(store: ExperimentStore, name: str) -> SweepDir:
@@ -77,16 +72,29 @@ def sweep_yaml(sweep: SweepFile) -> str:
 
 
 def refuse_clash(store: ExperimentStore, sweep: SweepFile) -> None:
-    """A sweep's folder is not an experiment's, and its trials' names are not taken by other experiments."""
+    """Names are unique across experiments, sweeps and trials, both ways: a sweep's folder is no experiment's, its
+    trials' names are no other sweep's folder and no experiment's but its own trials', and it is no other sweep's
+    trial (two queues would otherwise share folders and overwrite each other's ``run.json``)."""
+    owner = store.sweep_owning(sweep.name)
+    if owner:
+        raise InvalidInput(f"-n/name: '{sweep.name}' is a name of sweep '{owner}''s trials; pick another sweep name")
     if store.dir(sweep.name).exists():
-        raise TfcliError(f"'{sweep.name}' is already an experiment's name; pick another sweep name with -n")
-    if (store.project.experiments / sweep.name / SWEEP_FILE).is_file():
-        return  # the same sweep again: its trials are its own
-    taken = [
-        name for name in store.names() if name.startswith(f"{sweep.name}-") and name[len(sweep.name) + 1 :].isdigit()
-    ]
+        raise InvalidInput(f"-n/name: '{sweep.name}' is already an experiment's name; pick another sweep name")
+    existing = sweep_dir(store, sweep.name)
+    own = {trial.name for trial in existing.trials()} if existing.exists() else set()
+    count = (sweep.random or grid_size(sweep.axes)) * sweep.seeds
+    names = [trial_name(sweep.name, index) for index in range(count)]
+    sweeps = set(store.sweep_names())
+    clashing = [name for name in names if name in sweeps]
+    if clashing:
+        raise InvalidInput(
+            f"-n/name: sweep '{sweep.name}' would name its trials like the sweep(s) {', '.join(clashing[:5])}; "
+            "pick another sweep name"
+        )
+    experiments = set(store.names())
+    taken = [name for name in names if name in experiments and name not in own]
     if taken:
-        raise TfcliError(
-            f"experiments named like this sweep's trials already exist: {', '.join(taken[:5])}",
-            hint="pick another sweep name with -n",
+        raise InvalidInput(
+            f"-n/name: experiments named like sweep '{sweep.name}''s trials already exist: {', '.join(taken[:5])}; "
+            "pick another sweep name"
         )

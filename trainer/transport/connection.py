@@ -22,6 +22,7 @@ import hmac
 import os
 import socket
 import struct
+import time
 from typing import Any
 
 from trainer.transport.codec import decode, encode
@@ -35,6 +36,7 @@ NONCE_BYTES = 32
 
 # Every frame starts with its body length (u32, big-endian); the server reads the same framing without blocking.
 FRAME_LENGTH = struct.Struct(">I")
+SECONDS_PER_MIB = 1.0  # what a message's deadline grows by per MiB: a big frame may take longer than a small one
 _CHUNK = 65536  # one read pulls in a whole small frame; larger ones are read straight into their own buffer
 
 
@@ -73,7 +75,12 @@ class Connection:
         self._sock = sock
         self._rx = bytearray()  # bytes read past the last frame
         self._scratch = bytearray(_CHUNK)
+        self._frame_started: float | None = None  # when the first byte of the frame in _rx arrived (try_recv)
         self.timeout = timeout
+        # Seconds one whole message may take to send, or to arrive once its first byte has (try_recv), plus
+        # SECONDS_PER_MIB per MiB; None: only ``timeout``. A per-message deadline rather than a per-read one:
+        # a peer that trickles a byte now and then would reset a per-read timeout for ever.
+        self.message_timeout: float | None = None
 
     @property
     def timeout(self) -> float | None:
@@ -88,9 +95,30 @@ class Connection:
     def fileno(self) -> int:
         return self._sock.fileno()
 
-    def buffered(self) -> bool:
-        """Whether bytes of a next frame have already been read (so waiting on the socket would be wrong)."""
-        return bool(self._rx)
+    def _pending_size(self) -> int | None:
+        """The body length of the frame at the head of the buffer, None before its length has arrived."""
+        if len(self._rx) < FRAME_LENGTH.size:
+            return None
+        size: int = FRAME_LENGTH.unpack_from(self._rx)[0]
+        return size
+
+    def has_frame(self) -> bool:
+        """Whether a whole frame (or an oversized length, which the next read refuses) is already buffered, so
+        that waiting on the socket would be wrong."""
+        size = self._pending_size()
+        return size is not None and (size > self.max_frame or len(self._rx) >= FRAME_LENGTH.size + size)
+
+    def _message_seconds(self, size: int) -> float | None:
+        if self.message_timeout is None:
+            return self._timeout
+        return self.message_timeout + SECONDS_PER_MIB * size / 2**20
+
+    def frame_deadline(self) -> float | None:
+        """When the frame under way (some of it read by :meth:`try_recv`) must be whole; None when none is."""
+        if self._frame_started is None:
+            return None
+        seconds = self._message_seconds(self._pending_size() or 0)
+        return None if seconds is None else self._frame_started + seconds
 
     def send(self, message: Any) -> None:
         """Send one message; a message over ``max_frame`` raises FrameError and sends nothing."""
@@ -102,6 +130,8 @@ class Connection:
         if size > self.max_frame:
             raise FrameError(f"a message of {size} bytes is over the {self.max_frame}-byte frame limit")
         try:
+            if self.message_timeout is not None:  # the whole message (sendall's timeout is a total since 3.5)
+                self._sock.settimeout(self._message_seconds(size))
             if size < _CHUNK:
                 self._sock.sendall(b"".join([FRAME_LENGTH.pack(size), *parts]))
             else:  # large arrays go out from their own memory, uncopied
@@ -109,9 +139,13 @@ class Connection:
                 for part in parts:
                     self._sock.sendall(part)
         except TimeoutError:
-            raise TransportError(f"{self.peer}: send timed out after {self.timeout}s") from None
+            seconds = self._message_seconds(size)
+            raise TransportError(f"{self.peer}: sending {size} bytes took over {seconds:g}s") from None
         except OSError as error:
             raise TransportError(f"{self.peer}: send failed: {error}") from None
+        finally:
+            if self.message_timeout is not None:
+                self._sock.settimeout(self._timeout)
 
     def _read_some(self) -> None:
         got = self._sock.recv_into(self._scratch)
@@ -137,6 +171,7 @@ class Connection:
                 if not got:
                     raise ConnectionClosed(f"{self.peer}: connection closed in the middle of a frame")
                 have += got
+            self._frame_started = time.monotonic() if self._rx else None
         except TimeoutError:
             raise TransportError(f"{self.peer}: no answer within {self.timeout}s") from None
         except TransportError:
@@ -144,6 +179,49 @@ class Connection:
         except OSError as error:
             raise TransportError(f"{self.peer}: {error}") from None
         return decode(view)
+
+    def try_recv(self) -> tuple[Any] | None:
+        """The next message as ``(message,)`` if it is all here, else None: reads what has arrived, never waits.
+
+        For a server that must not wait on one peer (the env-worker's loop, woken by :meth:`Server.poll`). A frame
+        must be whole within ``message_timeout`` (plus its size's allowance) of its first byte, else
+        TransportError: a peer stalling mid-frame loses its connection, the server none of its time.
+        """
+        try:
+            self._sock.settimeout(0.0)
+            try:
+                while not self.has_frame():
+                    try:
+                        got = self._sock.recv_into(self._scratch)
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    if not got:
+                        raise ConnectionClosed(f"{self.peer}: connection closed")
+                    if not self._rx:
+                        self._frame_started = time.monotonic()
+                    self._rx += memoryview(self._scratch)[:got]
+            finally:
+                self._sock.settimeout(self._timeout)
+        except TransportError:
+            raise
+        except OSError as error:
+            raise TransportError(f"{self.peer}: {error}") from None
+        size = self._pending_size()
+        if size is not None and size > self.max_frame:
+            raise FrameError(f"{self.peer}: a frame of {size} bytes is over the {self.max_frame}-byte limit")
+        if size is None or len(self._rx) < FRAME_LENGTH.size + size:
+            deadline = self.frame_deadline()
+            if deadline is not None and time.monotonic() >= deadline:
+                got = len(self._rx) - FRAME_LENGTH.size
+                raise TransportError(
+                    f"{self.peer}: a message stalled ({max(got, 0)} of {size if size is not None else '?'} bytes "
+                    f"after {self._message_seconds(size or 0):g}s)"
+                )
+            return None
+        body = self._rx[FRAME_LENGTH.size : FRAME_LENGTH.size + size]  # a copy: the arrays decode over it
+        del self._rx[: FRAME_LENGTH.size + size]
+        self._frame_started = time.monotonic() if self._rx else None
+        return (decode(body),)
 
     def close(self) -> None:
         """Close the socket (idempotent)."""

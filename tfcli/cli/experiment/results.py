@@ -34,20 +34,22 @@ def plot(
 
     if (not experiments) == (sweep is None):
         raise InvalidInput("give exactly one of -e NAME (an experiment) or -s SWEEP (a sweep)")
+    from tfcli.experiments.plot import check_plot_path
+
+    default = f"{sweep}.png" if sweep is not None else f"{'-vs-'.join(experiments or [])}.png"
+    target = check_plot_path(output or Path(default))  # before any curve is read or downloaded
     ctx = CliContext()
     if sweep is not None:
         from tfcli.sweeps.plot import plot_sweep
 
         run = ctx.run(sweep=sweep)  # a GKE sweep's downloads (`download -s` or `stop -s`) are what is drawn
         rows = ctx.backends.compare(run, downloaded=True)
-        written = plot_sweep(sweep, rows, output or Path(f"{sweep}.png"), run.sweep().target_return())
+        written = plot_sweep(sweep, rows, target, run.sweep().target_return())
     else:
         from tfcli.experiments.plot import plot_learning_curves
 
         assert experiments
-        dirs = [ctx.store.get(name) for name in experiments]
-        default = f"{'-vs-'.join(experiments)}.png" if len(experiments) > 1 else f"{experiments[0]}.png"
-        written = plot_learning_curves(dirs, output or Path(default))
+        written = plot_learning_curves([ctx.store.get(name) for name in experiments], target)
     out().print(f"Wrote {written}")
 
 
