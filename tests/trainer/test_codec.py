@@ -72,6 +72,14 @@ def test_one_element_arrays_come_back_with_their_value_not_uninitialised_memory(
     same(round_trip([np.array([3.25]), np.array([-7.5])]), [np.array([3.25]), np.array([-7.5])])
 
 
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int64", "float32", "complex128"])
+def test_zero_d_arrays_stay_zero_d(dtype: str) -> None:
+    # A 0-d array (a scalar observation, a single action) came back as shape (1,): ascontiguousarray makes it 1-d.
+    message = [np.array(1, dtype), np.array([1], dtype), (np.array(0, dtype),)]
+    same(round_trip(message), message)
+    assert round_trip(np.array(-7.5)).shape == ()
+
+
 def test_empty_arrays_keep_their_shape_and_dtype() -> None:
     message = [np.zeros((0, 3), np.int16), np.zeros(0, np.float32), np.zeros((2, 0), bool)]
     same(round_trip(message), message)
