@@ -45,6 +45,8 @@ MODULES: dict[str, list[str]] = {
 # moved) is reported so the list stays true.
 EQUIVALENT: dict[str, str] = {
     "infra.naming.x_fit__mutmut_11": "rstrip('XX-XX') strips the same as rstrip('-'): names are lower case, no 'X'",
+    "trainer.transport.codec.x__dtype__mutmut_4": "decode('ASCII') is decode('ascii'): codec names ignore case",
+    "trainer.transport.codec.x_encode__mutmut_33": "reshape(-2) is reshape(-1): numpy takes any negative as 'infer'",
 }
 
 
