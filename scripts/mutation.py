@@ -31,7 +31,7 @@ GOAL = 0.90
 
 # module -> the test files that are its own (run on every mutant of it; the faster, the shorter the run).
 MODULES: dict[str, list[str]] = {
-    "tfcli/sweeps/stats.py": ["tests/sweeps/test_stats_oracles.py"],
+    "tfcli/sweeps/stats.py": ["tests/sweeps/test_stats_oracles.py", "tests/sweeps/test_stats.py"],
     "tfcli/spec/sweep_axes.py": ["tests/spec/test_sweep_axes.py"],
     "tfcli/spec/frequency.py": ["tests/spec/test_frequency.py"],
     "infra/naming.py": ["tests/infra/test_naming.py"],
@@ -45,6 +45,8 @@ MODULES: dict[str, list[str]] = {
 # moved) is reported so the list stays true.
 EQUIVALENT: dict[str, str] = {
     "infra.naming.x_fit__mutmut_11": "rstrip('XX-XX') strips the same as rstrip('-'): names are lower case, no 'X'",
+    "tfcli.sweeps.stats.x_stratified_resamples__mutmut_6": "integers(runs, ...) is integers(0, runs, ...): same draws",
+    "tfcli.sweeps.stats.x_curve_band__mutmut_14": "integers(runs, ...) is integers(0, runs, ...): same draws",
     "trainer.transport.codec.x__dtype__mutmut_4": "decode('ASCII') is decode('ascii'): codec names ignore case",
     "trainer.transport.codec.x_encode__mutmut_33": "reshape(-2) is reshape(-1): numpy takes any negative as 'infer'",
 }
