@@ -47,6 +47,16 @@ EQUIVALENT: dict[str, str] = {
     "infra.naming.x_fit__mutmut_11": "rstrip('XX-XX') strips the same as rstrip('-'): names are lower case, no 'X'",
     "tfcli.sweeps.stats.x_stratified_resamples__mutmut_6": "integers(runs, ...) is integers(0, runs, ...): same draws",
     "tfcli.sweeps.stats.x_curve_band__mutmut_14": "integers(runs, ...) is integers(0, runs, ...): same draws",
+    **{
+        f"tfcli.spec.sweep_axes.x_describe__mutmut_{n}": "zip(..., strict=True) -> strict None/False/left out: "
+        "the names are made from the combination's own keys, so the two always have one length"
+        for n in (21, 24, 25)
+    },
+    **{
+        f"tfcli.spec.sweep_axes.x_describe__mutmut_{n}": "rsplit('.', 1)[-1] -> rsplit('.')[-1] or rsplit('.', 2)"
+        "[-1]: the last part is the same however many splits are made before it"
+        for n in (5, 8)
+    },
     "trainer.transport.codec.x__dtype__mutmut_4": "decode('ASCII') is decode('ascii'): codec names ignore case",
     "trainer.transport.codec.x_encode__mutmut_33": "reshape(-2) is reshape(-1): numpy takes any negative as 'infer'",
 }
