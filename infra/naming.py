@@ -64,8 +64,8 @@ def nodes_per_zone(total: int, location: str) -> int:
     return math.ceil(total / zones_of(location))
 
 
-def _digest(*parts: str, length: int = 6) -> str:
-    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:length]
+def _digest(text: str, length: int = 6) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
 def fit(base: str, limit: int, suffix: str = "") -> str:

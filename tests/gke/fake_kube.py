@@ -1,7 +1,9 @@
 """A Kubernetes API server on 127.0.0.1 that speaks the few endpoints tfcli uses, as strictly as the real one.
 
-Pods (filtered by ``labelSelector``), events, Jobs, nodes, a namespace, and a pod's log (``follow``, ``tailLines``,
-``container``; an HTTP chunk per line, or pieces of ``log_piece`` bytes that cut lines and characters anywhere).
+Pods, events, Jobs and nodes (filtered by ``labelSelector`` and ``fieldSelector`` as the API server reads them: the
+whole label grammar, only the fields it supports per kind, 400 for the rest), a namespace, and a pod's log
+(``follow``, ``tailLines``, ``container``; an HTTP chunk per line, or pieces of ``log_piece`` bytes that cut
+lines and characters anywhere).
 Like the real API server it answers 401 without the bearer token (which the fake ``gke-gcloud-auth-plugin`` hands
 out), 404 for an unknown namespace or pod, 400 for a query parameter the endpoint does not take and for a log request
 that names no container (or an unknown one) of a pod with several.
@@ -10,10 +12,12 @@ that names no container (or an unknown one) of a pod with several.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -53,12 +57,125 @@ def _status(code: int, reason: str, message: str) -> dict[str, Any]:
             "reason": reason, "code": code}  # fmt: skip
 
 
-def _matches(labels: dict[str, str], selector: str) -> bool:
+_REQUIREMENT = re.compile(
+    r"^\s*(?P<not>!)?\s*(?P<key>[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?)\s*"
+    r"(?:(?P<op>==|!=|=|\s+in\s+|\s+notin\s+)\s*(?P<value>\([^()]*\)|[-A-Za-z0-9_.]*))?\s*$"
+)
+_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+# The fields the API server selects on, per kind (its field-label conversion functions); any other is a 400.
+FIELDS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
+    "PodList": {
+        "metadata.name": lambda o: o["metadata"].get("name"),
+        "metadata.namespace": lambda o: o["metadata"].get("namespace"),
+        "spec.nodeName": lambda o: o.get("spec", {}).get("nodeName", ""),
+        "spec.restartPolicy": lambda o: o.get("spec", {}).get("restartPolicy"),
+        "spec.schedulerName": lambda o: o.get("spec", {}).get("schedulerName"),
+        "spec.serviceAccountName": lambda o: o.get("spec", {}).get("serviceAccountName"),
+        "status.phase": lambda o: o.get("status", {}).get("phase"),
+        "status.podIP": lambda o: o.get("status", {}).get("podIP", ""),
+        "status.nominatedNodeName": lambda o: o.get("status", {}).get("nominatedNodeName", ""),
+    },
+    "EventList": {
+        "metadata.name": lambda o: o["metadata"].get("name"),
+        "metadata.namespace": lambda o: o["metadata"].get("namespace"),
+        **{
+            f"involvedObject.{key}": partial(lambda key, o: o.get("involvedObject", {}).get(key, ""), key)
+            for key in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+        },
+        "reason": lambda o: o.get("reason", ""),
+        "reportingComponent": lambda o: o.get("reportingComponent", ""),
+        "source": lambda o: o.get("source", {}).get("component", ""),
+        "type": lambda o: o.get("type", ""),
+    },
+    "JobList": {
+        "metadata.name": lambda o: o["metadata"].get("name"),
+        "metadata.namespace": lambda o: o["metadata"].get("namespace"),
+        "status.successful": lambda o: str(o.get("status", {}).get("succeeded", 0)),
+    },
+    "NodeList": {
+        "metadata.name": lambda o: o["metadata"].get("name"),
+        "spec.unschedulable": lambda o: str(bool(o.get("spec", {}).get("unschedulable", False))).lower(),
+    },
+}
+
+
+class BadSelector(ValueError):
+    """What the API server answers 400 to."""
+
+
+def _split(selector: str) -> list[str]:
+    """Requirements split at the commas outside ``( )`` (``a in (x,y),b=c``)."""
+    terms, depth, current = [], 0, ""
+    for char in selector:
+        depth += char == "("
+        depth -= char == ")"
+        if char == "," and depth == 0:
+            terms.append(current)
+            current = ""
+        else:
+            current += char
+    return [*terms, current] if selector else []
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One term of a selector: ``key`` (a label, or a field's value read by ``read``) against ``values``."""
+
+    key: str
+    op: str  # "exists" | "absent" | "in" | "notin"
+    values: frozenset[str] = frozenset()
+
+    def holds(self, value: str | None) -> bool:
+        if self.op == "exists":
+            return value is not None
+        if self.op == "absent":
+            return value is None
+        if self.op == "in":
+            return value in self.values
+        return value not in self.values  # notin, and !=: an object without the label matches
+
+
+def label_requirements(selector: str) -> list[Requirement]:
+    """A ``labelSelector`` as the API server reads it: ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``,
+    ``k notin (a,b)``, ``k`` (exists), ``!k`` (does not exist). A malformed one raises :class:`BadSelector`."""
+    requirements = []
+    for term in _split(selector):
+        found = _REQUIREMENT.match(term)
+        if found is None or (found["not"] and found["op"]) or (found["op"] is None and found["value"]):
+            raise BadSelector(f"unable to parse requirement: {term!r}")
+        key, op, value = found["key"], (found["op"] or "").strip(), found["value"] or ""
+        if op in ("in", "notin"):
+            if not value.startswith("("):
+                raise BadSelector(f"unable to parse requirement: {term!r}: found '{value}', expected: '('")
+            values = frozenset(v.strip() for v in value[1:-1].split(","))
+        else:
+            values = frozenset({value})
+        if any(not _VALUE.match(v) for v in values):
+            raise BadSelector(f"invalid label value in {term!r}")
+        kind = "absent" if found["not"] else "exists" if not op else "notin" if op in ("!=", "notin") else "in"
+        requirements.append(Requirement(key, kind, values))
+    return requirements
+
+
+def field_requirements(kind: str, selector: str) -> list[Requirement]:
+    """A ``fieldSelector`` (``f=v``, ``f==v``, ``f!=v``, comma-separated) over the fields the server supports for
+    ``kind``; an unsupported field raises :class:`BadSelector` ("field label not supported")."""
+    requirements = []
     for term in filter(None, selector.split(",")):
-        key, _, value = term.partition("=")
-        if labels.get(key) != value:
-            return False
-    return True
+        found = re.match(r"^\s*([A-Za-z.]+)\s*(==|!=|=)\s*(.*?)\s*$", term)
+        if found is None:
+            raise BadSelector(f"invalid selector: '{selector}'; can't understand '{term}'")
+        name, op, value = found.groups()
+        if name not in FIELDS[kind]:
+            raise BadSelector(f"field label not supported: {name}")
+        requirements.append(Requirement(name, "notin" if op == "!=" else "in", frozenset({value})))
+    return requirements
+
+
+def selected(kind: str, item: dict[str, Any], labels: list[Requirement], fields: list[Requirement]) -> bool:
+    """Whether ``item`` (of a ``kind`` list) meets every label and field requirement."""
+    own = item["metadata"].get("labels") or {}
+    return all(r.holds(own.get(r.key)) for r in labels) and all(r.holds(str(FIELDS[kind][r.key](item))) for r in fields)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -86,36 +203,40 @@ class _Handler(BaseHTTPRequestHandler):
         allowed = LOG_PARAMETERS if parts[-1] == "log" else LIST_PARAMETERS
         if unknown := sorted(set(query) - allowed):
             return self._send(400, _status(400, "BadRequest", f"unknown query parameter(s): {', '.join(unknown)}"))
-        selector = query.get("labelSelector", "")
         if parts == ["api", "v1", "nodes"]:
-            return self._list("NodeList", "v1", self.cluster.nodes, selector)
+            return self._list("NodeList", "v1", self.cluster.nodes, query)
         if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 4:
             found = self.cluster.namespaces.get(parts[3])
             if found is None:
                 return self._send(404, _status(404, "NotFound", f'namespaces "{parts[3]}" not found'))
             return self._send(200, {"kind": "Namespace", "apiVersion": "v1", "metadata": found["metadata"]})
         if "namespaces" in parts:
-            return self._namespaced(parts, query, selector)
+            return self._namespaced(parts, query)
         return self._send(404, _status(404, "NotFound", "the server could not find the requested resource"))
 
-    def _namespaced(self, parts: list[str], query: dict[str, str], selector: str) -> None:
+    def _namespaced(self, parts: list[str], query: dict[str, str]) -> None:
         prefix = parts.index("namespaces")
         api, namespace, rest = parts[:prefix], parts[prefix + 1], parts[prefix + 2 :]
         found = self.cluster.namespaces.get(namespace)
         if found is None:
             return self._send(404, _status(404, "NotFound", f'namespaces "{namespace}" not found'))
         if api == ["api", "v1"] and rest == ["pods"]:
-            return self._list("PodList", "v1", found["pods"], selector)
+            return self._list("PodList", "v1", found["pods"], query)
         if api == ["api", "v1"] and rest == ["events"]:
-            return self._list("EventList", "v1", found["events"], selector)
+            return self._list("EventList", "v1", found["events"], query)
         if api == ["apis", "batch", "v1"] and rest == ["jobs"]:
-            return self._list("JobList", "batch/v1", found["jobs"], selector)
+            return self._list("JobList", "batch/v1", found["jobs"], query)
         if api == ["api", "v1"] and len(rest) == 3 and rest[0] == "pods" and rest[2] == "log":
             return self._log(found, rest[1], query)
         return self._send(404, _status(404, "NotFound", "the server could not find the requested resource"))
 
-    def _list(self, kind: str, version: str, items: list[dict[str, Any]], selector: str) -> None:
-        chosen = [item for item in items if _matches(item["metadata"].get("labels") or {}, selector)]
+    def _list(self, kind: str, version: str, items: list[dict[str, Any]], query: dict[str, str]) -> None:
+        try:
+            labels = label_requirements(query.get("labelSelector", ""))
+            fields = field_requirements(kind, query.get("fieldSelector", ""))
+        except BadSelector as error:
+            return self._send(400, _status(400, "BadRequest", str(error)))
+        chosen = [item for item in items if selected(kind, item, labels, fields)]
         self._send(200, {"kind": kind, "apiVersion": version, "metadata": {"resourceVersion": "1"}, "items": chosen})
 
     def _log(self, namespace: dict[str, Any], name: str, query: dict[str, str]) -> None:

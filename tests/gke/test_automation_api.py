@@ -315,7 +315,7 @@ def test_events_reach_tfcli_over_grpc_from_3_206_and_through_the_log_file_before
     assert up[up.index("--event-log") + 1].startswith(transport)
     tracker = capture.tracker
     assert tracker is not None and tracker.event_errors == []
-    assert tracker.completed == 8 and tracker.change_summary() == "8 created"
+    assert tracker.completed == 24 and tracker.change_summary() == "24 created"  # 2 of the engine, 22 declared
     assert outputs["namespace"] == "tfcli-si1"
 
     # A bug in tfcli's event handling is kept, not lost on the SDK's thread (which swallows what it raises).

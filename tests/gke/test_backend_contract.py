@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gke_testkit import GCP_PROJECT, FakePulumi, make_gke_project
+from gke_testkit import FakePulumi, make_gke_project
 
-from infra.naming import bucket_name
 from tfcli.backends import Backends
 from tfcli.experiments.create import create_experiment
 from tfcli.experiments.store import ExperimentStore
@@ -27,6 +26,7 @@ from tfcli.runs.results import StartOptions
 from tfcli.runs.run import Run
 
 NAME = "contract"
+BUCKET = "tfcli-contract-96f4ee46"  # by heart: a renamed bucket fails tests
 BUDGET = 50_000  # far more than the test lets it train: it is paused and stopped on the way
 
 
@@ -59,9 +59,9 @@ def lifecycle(request: pytest.FixtureRequest, project: Path, monkeypatch: pytest
         monkeypatch.setattr(tfcli.gke.waiting, "POLL_SECONDS", 0.05)
         monkeypatch.setattr(tfcli.gke.waiting, "PAUSE_TIMEOUT", 5.0)
         make_gke_project(project)
-        gcs.create_bucket(bucket_name(NAME, GCP_PROJECT))
+        gcs.create_bucket(BUCKET)
         fake.on_suspend(NAME, {"result.json": json.dumps({"status": "paused", "timesteps": 300, "episodes": 6})})
-        bucket = gcs.bucket(bucket_name(NAME, GCP_PROJECT))
+        bucket = gcs.bucket(BUCKET)
         train = lambda: bucket.blob(f"{NAME}/progress.jsonl").upload_from_string(_episodes(6))  # noqa: E731
     store = ExperimentStore(open_project())
     overrides = {"name": NAME, "total_timesteps": BUDGET, "saver_frequency": "200t", "seed": 1}

@@ -173,9 +173,7 @@ def deployed(gke_project: Path, fake_pulumi: FakePulumi, gcs: Any, cluster: tupl
     config = yaml.safe_load(kubeconfig_text("si1", address, "", "tfcli-test-project", "us-central1-a"))
     config["clusters"][0]["cluster"] = {"server": f"http://{address}"}
     fake_pulumi.set_outputs("si1", {"kubeconfig": yaml.safe_dump(config)})
-    from infra.naming import bucket_name
-
-    gcs.create_bucket(bucket_name("si1", "tfcli-test-project"))
+    gcs.create_bucket("tfcli-si1-96f4ee46")
     assert runner.invoke(app, ["experiment", "new", "-f", "cartpole-ppo", "-n", "si1"]).exit_code == 0
     spec_path = gke_project / "experiments" / "si1" / "experiment.yaml"
     spec = yaml.safe_load(spec_path.read_text())
@@ -284,12 +282,10 @@ def test_a_failed_learner_job_fails_the_status_with_the_trainers_error(deployed:
 
 
 def test_a_run_paused_at_max_cost_is_paused_with_its_reason(deployed: Cluster, auth_plugin: Path, gcs: Any) -> None:
-    from infra.naming import bucket_name
-
     result = {"status": "paused", "timesteps": 4200, "episodes": 80, "wall_seconds": 1800.0,
               "timesteps_per_second": 2.3, "mean_return_last_100": 21.0, "updates": 40,
               "reason": "max_cost reached ($1.00 of $1.00)"}  # fmt: skip
-    gcs.bucket(bucket_name("si1", "tfcli-test-project")).blob("si1/result.json").upload_from_string(json.dumps(result))
+    gcs.bucket("tfcli-si1-96f4ee46").blob("si1/result.json").upload_from_string(json.dumps(result))
     shown = runner.invoke(app, ["experiment", "status", "-e", "si1"])
     assert shown.exit_code == 0, shown.stderr
     assert "si1 (multi-threaded, gke): paused" in shown.stdout
@@ -324,14 +320,12 @@ def test_logs_of_an_env_worker(deployed: Cluster, auth_plugin: Path) -> None:
 def test_the_max_cost_warning_counts_what_the_trainer_counts(deployed: Cluster, auth_plugin: Path, gcs: Any) -> None:
     """The learner was handed $0.50/h (``TFCLI_HOURLY_PRICE``) and has trained 1.7 h: the trainer counts $0.85 of
     max_cost $1, so `status` warns from that figure (85 %), not from the nodes' $0.64 (64 %), which it still shows."""
-    from infra.naming import bucket_name
-
     for pod in deployed.namespaces["tfcli-si1"]["pods"]:
         if pod["metadata"]["labels"].get("app.kubernetes.io/component") == "learner":
             for container in pod["spec"]["containers"]:
                 container["env"] = [{"name": "TFCLI_HOURLY_PRICE", "value": "0.5"}]
     line = {"worker": 0, "episode": 1, "timesteps": 500, "return": 1.0, "length": 500, "wall_seconds": 1.7 * 3600}
-    blob = gcs.bucket(bucket_name("si1", "tfcli-test-project")).blob("si1/progress.jsonl")
+    blob = gcs.bucket("tfcli-si1-96f4ee46").blob("si1/progress.jsonl")
     blob.upload_from_string(json.dumps(line) + "\n")
     data = json.loads(runner.invoke(app, ["experiment", "status", "-e", "si1", "--json"]).stdout)
     assert data["cost"]["hourly_price"] == 0.5 and data["cost"]["counted_usd"] == pytest.approx(0.85)

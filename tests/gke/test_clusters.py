@@ -69,7 +69,7 @@ def test_experiment_on_a_shared_cluster_and_delete_refused_while_it_runs(
     fake_pulumi.clear()
     code, stdout, stderr = invoke("experiment", "start", "-e", "si1", "-c", "shared-t4")
     assert code == 0, stdout + stderr
-    assert "shared cluster shared-t4" in stdout and "5 created" in stdout  # no cluster or pools of its own
+    assert "shared cluster shared-t4" in stdout and "14 created" in stdout  # no cluster or pools of its own
     config = stack_config(gke_project, "si1")
     assert config["tfcli:sharedClusterStack"] == "shared-t4"
     # The learner is sized for the shared cluster's nodes: its spec is the experiment's cluster.

@@ -44,7 +44,7 @@ def test_start_ups_the_experiment_stack_in_the_project_with_its_settings(
     new()
     code, stdout, stderr = invoke("experiment", "start", "-e", "si1")
     assert code == 0, stdout + stderr
-    assert "pulumi up si1" in stdout and "8 created" in stdout
+    assert "pulumi up si1" in stdout and "24 created" in stdout
     assert "Deployed si1 on GKE (its own cluster si1, namespace tfcli-si1)" in stdout
     # create-or-select, suspend off, up (the Automation API then reads outputs and the summary)
     assert fake_pulumi.verbs() == [

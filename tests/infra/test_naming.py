@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import re
 from pathlib import Path
@@ -40,11 +41,71 @@ def test_long_names_stay_distinct_when_shortened() -> None:
     assert naming.bucket_name(a, "p") != naming.bucket_name(b, "p")
 
 
+def _cut(base: str, limit: int, suffix: str) -> str:
+    """The rule written out once more, independently of ``naming.fit``: a 6-character sha256 prefix of the whole
+    base after the part of it that fits, with no dash doubled where the cut falls after one."""
+    keep = limit - len(suffix) - 7
+    return base[:keep].rstrip("-") + "-" + hashlib.sha256(base.encode()).hexdigest()[:6] + suffix
+
+
+@pytest.mark.parametrize("length", range(1, 41))
+def test_every_name_length_from_1_to_40(length: int) -> None:
+    # A dash at every third place, so some cuts fall just after a dash.
+    name = "".join("-" if i % 3 == 2 and 0 < i < length - 1 else "abcdefghij"[i % 10] for i in range(length))
+    for role, account in (("results", naming.writer_account_id(name)), ("nodes", naming.node_account_id(name))):
+        whole = f"{name}-{role}"
+        # Up to 30 characters the name is kept whole; one more and it is cut to exactly 30 with a digest.
+        assert account == (whole if len(whole) <= 30 else _cut(name, 30, f"-{role}")), account
+        assert len(account) <= 30 and SERVICE_ACCOUNT_ID.match(account) and "--" not in account, account
+    project = hashlib.sha256(b"my-gcp-project").hexdigest()[:8]
+    # A 40-character name leaves 63 - 9 - 6 = 48 >= 40 characters: never cut, never a digest of the name.
+    assert naming.bucket_name(name, "my-gcp-project") == f"tfcli-{name}-{project}"
+
+
+def test_bucket_names_longer_than_a_spec_allows_are_still_cut_to_63() -> None:
+    name = "c" * 60
+    project = hashlib.sha256(b"p").hexdigest()[:8]
+    bucket = naming.bucket_name(name, "p")
+    assert bucket == _cut(f"tfcli-{name}", 54, "") + f"-{project}" and len(bucket) == 63
+    assert naming.bucket_name("c" * 48, "p") == f"tfcli-{'c' * 48}-{project}"  # exactly 54 before the project part
+    assert len(naming.bucket_name("c" * 49, "p")) == 63
+
+
+# Names of deployed things: a change here renames every bucket and service account already deployed (their data
+# and IAM bindings stay with the old names). Change these only with a migration.
+GOLDEN = [
+    ("x", "x-results", "x-nodes", "tfcli-x-ffe34095"),
+    ("cartpole-ppo", "cartpole-ppo-results", "cartpole-ppo-nodes", "tfcli-cartpole-ppo-ffe34095"),
+    (LONGEST, "aaaaaaaaaaaaaaa-ffab3f-results", "aaaaaaaaaaaaaaaaa-ffab3f-nodes", f"tfcli-{LONGEST}-ffe34095"),
+    ("my-google-experiment", "my-google-experiment-results", "my-google-experiment-nodes",
+     "tfcli-x-cd716d8be8-ffe34095"),
+    ("abcdefghijklmn-opqrstuvwxyz", "abcdefghijklmn-d47757-results", "abcdefghijklmn-op-d47757-nodes",
+     "tfcli-abcdefghijklmn-opqrstuvwxyz-ffe34095"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "writer", "nodes", "bucket"), GOLDEN)
+def test_golden_names(name: str, writer: str, nodes: str, bucket: str) -> None:
+    assert naming.writer_account_id(name) == writer
+    assert naming.node_account_id(name) == nodes
+    assert naming.bucket_name(name, "my-gcp-project") == bucket
+    assert naming.bucket_name("x", "another-project") == "tfcli-x-e1ef6833"
+    assert naming.service_account_email(writer, "proj") == f"{writer}@proj.iam.gserviceaccount.com"
+
+
+def test_kubernetes_names_and_paths() -> None:
+    assert naming.namespace("cartpole-ppo") == "tfcli-cartpole-ppo"
+    assert naming.worker_addresses(2) == ["env-workers-0.env-workers:7000", "env-workers-1.env-workers:7000"]
+    assert naming.worker_addresses(0) == []
+    assert naming.results_path("cartpole-ppo") == "/results/cartpole-ppo"
+    assert naming.is_zone("us-central1-a") and not naming.is_zone("us-central1")
+
+
 def test_zones_and_regions() -> None:
     assert naming.region_of("us-central1-a") == "us-central1" and naming.region_of("europe-west4") == "europe-west4"
     assert naming.zones_of("us-central1-a") == 1 and naming.zones_of("us-central1") == 3
     assert naming.nodes_per_zone(4, "us-central1") == 2 and naming.nodes_per_zone(4, "us-central1-f") == 4
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="'mars' is not a GCP region or zone"):
         naming.region_of("mars")
 
 

@@ -47,7 +47,6 @@ def cartpole() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def space_invaders() -> Iterator[Any]:
-    pytest.importorskip("cv2", reason="atari_preprocessing needs opencv (gymnasium[other]), not yet a dependency")
     env = make_environment(bundled("environments", "space-invaders"), seed=0, max_episode_timesteps=1000)
     yield env
     env.close()

@@ -51,11 +51,21 @@ def test_a_run_killed_with_sigkill_resumes_and_ends_with_exactly_the_budget(tmp_
     output = tmp_path / "out"
     process = start(spec(spec_file), output)
     wait_for(lambda: newest_checkpoint_timesteps(output) >= 2 * SAVER_INTERVAL, process)
+    # Still training when killed: a run that had already finished (its final checkpoint also passes the wait)
+    # would make this a test of resuming a completed run.
+    assert process.poll() is None, "the run ended before it could be killed"
     process.kill()
     process.wait()
+    assert process.returncode == -signal.SIGKILL
     reached = max((line["timesteps"] for line in read_progress(output)), default=0)
     before = read_progress(output)
-    (resumed_from,) = complete_checkpoints(output)[-1:]
+    assert reached < BUDGET
+    # Only periodic checkpoints (no final one: it was killed), each at an exact multiple of the interval, the
+    # newest three of 300, 600, ... in order.
+    saved = [checkpoint["timesteps"] for checkpoint in complete_checkpoints(output)]
+    newest = saved[-1] // SAVER_INTERVAL
+    assert saved == [SAVER_INTERVAL * k for k in range(max(newest - 2, 1), newest + 1)] and newest >= 2
+    resumed_from = complete_checkpoints(output)[-1]
     # at most one saver interval of training is lost
     assert resumed_from["timesteps"] >= reached - SAVER_INTERVAL
 

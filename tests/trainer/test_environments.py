@@ -95,7 +95,6 @@ def test_frame_stack_puts_the_stack_last() -> None:
 
 
 def test_space_invaders_with_the_bundled_wrappers_gives_stacked_uint8_frames() -> None:
-    pytest.importorskip("cv2", reason="atari_preprocessing needs opencv (gymnasium[other]), not yet a dependency")
     env = make_environment(bundled_environment("space-invaders"), seed=0)
     assert env.states() == {"type": "float", "shape": (84, 84, 4), "min_value": 0.0, "max_value": 255.0}
     assert env.actions() == {"type": "int", "shape": (), "num_values": 6}

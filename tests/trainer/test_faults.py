@@ -8,15 +8,14 @@ import json
 import re
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 from trainer_testkit import finish, free_port, read_progress, read_result, trainer_process, wait_for
 
 TOKEN = "fault-test-token"
-# Long enough to outlast the kill, the restart (the new process imports gymnasium; ~2 s here) and the learner's
-# reconnection backoff (0.05 s doubling: attempts ~3 s and ~6 s after the loss) with training to spare.
+# Long enough for the restarted worker to play whole episodes after it is back (the run is held still while it
+# restarts, so the restart's own time does not count against the budget).
 BUDGET = 4000
 
 
@@ -33,15 +32,15 @@ def test_killing_an_env_worker_and_starting_it_again_still_completes(tmp_path: P
     ports = [free_port(), free_port()]
     learner_log = tmp_path / "learner.log"
 
-    def env_worker(index: int) -> subprocess.Popen[str]:
+    def env_worker(index: int, log_name: str) -> subprocess.Popen[str]:
         arguments = ("env-worker", "--spec", spec, "--port", str(ports[index]), "--host", "127.0.0.1")
-        with (tmp_path / f"worker-{index}.log").open("a") as log:
+        with (tmp_path / log_name).open("w") as log:
             return trainer_process(*arguments, token=TOKEN, stdout=subprocess.DEVNULL, stderr=log)
 
     def logged() -> str:
         return learner_log.read_text()
 
-    workers = [env_worker(0), env_worker(1)]
+    workers = [env_worker(0, "worker-0.log"), env_worker(1, "worker-1.log")]
     addresses = ",".join(f"127.0.0.1:{port}" for port in ports)
     with learner_log.open("w") as log:
         learner = trainer_process(
@@ -59,10 +58,17 @@ def test_killing_an_env_worker_and_starting_it_again_still_completes(tmp_path: P
         workers[1].send_signal(signal.SIGKILL)
         workers[1].wait(10)
         wait_for(lambda: re.search(rf"{name} lost: .*; reconnecting", logged()) is not None, learner, timeout=30)
+        # Hold the run still while the worker restarts: with env-worker 0 stopped, the learner waits on its next
+        # step (well within its 60 s io_timeout) and cannot use up the budget, however long the restart and the
+        # reconnection backoff take. Its reconnection thread goes on meanwhile.
+        workers[0].send_signal(signal.SIGSTOP)
         episodes_before = episodes_of(1, output)
-        time.sleep(0.5)  # the Job's back-off before it starts a new pod
-        restarted = env_worker(1)
+        restarted = env_worker(1, "worker-1-restarted.log")
         started.append(restarted)
+        # The handshake: the restarted worker has accepted the learner's reconnection.
+        wait_for(lambda: "learner connected" in (tmp_path / "worker-1-restarted.log").read_text(), restarted, 40)
+        assert learner.poll() is None and read_progress(output)[-1]["timesteps"] < BUDGET
+        workers[0].send_signal(signal.SIGCONT)
 
         code, _ = finish(learner, timeout=60)
         log_text = logged()
@@ -78,6 +84,8 @@ def test_killing_an_env_worker_and_starting_it_again_still_completes(tmp_path: P
         # Told to stop when the run completed: both workers exit 0, so their indexed Job completes too.
         assert [workers[0].wait(15), restarted.wait(15)] == [0, 0]
     finally:
+        if workers[0].poll() is None:
+            workers[0].send_signal(signal.SIGCONT)
         for process in started:
             if process.poll() is None:
                 process.kill()

@@ -31,7 +31,33 @@ def event_tags(folder: Path) -> set[str]:
     return tags
 
 
-def assert_consistent_outputs(output: Path, *, timesteps: int, workers: set[int]) -> dict[str, Any]:
+def expected_checkpoints(
+    progress: list[dict[str, Any]], saver: str, final: tuple[int, int], keep: int = 3
+) -> list[tuple[int, int]]:
+    """(timesteps, episodes) of the checkpoints a run should leave, worked out from its progress.jsonl alone.
+
+    ``"Nt"`` (one environment, one timestep a step): one at every multiple of N. ``"Ne"``: one after each step whose
+    finished episodes reach the next multiple of N (several episodes can end in one batched step: then once, and the
+    next is the multiple after). Then the final state, unless the last periodic one already is it.
+    """
+    every, unit = int(saver[:-1]), saver[-1]
+    made: list[tuple[int, int]] = []
+    if unit == "t":
+        for multiple in range(every, final[0] + 1, every):
+            made.append((multiple, sum(1 for line in progress if line["timesteps"] <= multiple)))
+    else:
+        due = every
+        for timesteps, lines in itertools.groupby(progress, key=lambda line: line["timesteps"]):
+            episodes = list(lines)[-1]["episode"]
+            if episodes >= due:
+                made.append((timesteps, episodes))
+                due = (episodes // every + 1) * every
+    if not made or made[-1] != final:
+        made.append(final)
+    return made[-keep:]
+
+
+def assert_consistent_outputs(output: Path, *, timesteps: int, workers: set[int], saver: str) -> dict[str, Any]:
     result = read_result(output)
     progress = read_progress(output)
     assert result["status"] == "completed" and result["timesteps"] == timesteps
@@ -46,9 +72,9 @@ def assert_consistent_outputs(output: Path, *, timesteps: int, workers: set[int]
     assert result["timesteps_per_second"] == pytest.approx(timesteps / result["wall_seconds"], rel=0.01)
     assert result["updates"] >= 1  # it trained
 
-    checkpoints = complete_checkpoints(output)
-    assert 1 <= len(checkpoints) <= 3
-    assert (checkpoints[-1]["timesteps"], checkpoints[-1]["episodes"]) == (timesteps, result["episodes"])
+    # The checkpoints kept (the newest three), exactly: those the saver frequency made, then the final one.
+    kept = [(checkpoint["timesteps"], checkpoint["episodes"]) for checkpoint in complete_checkpoints(output)]
+    assert kept == expected_checkpoints(progress, saver, (timesteps, result["episodes"]))
 
     ours = event_tags(output / "summaries" / "trainer")
     assert {"episode/return", "episode/length", "run/timesteps_per_second"} <= ours
@@ -61,7 +87,9 @@ def test_a_single_run_trains_cartpole_and_writes_every_output(tmp_path: Path) ->
     experiment = cartpole(total_timesteps=300, saver_frequency="100t", summary_frequency="50t")
     result = run(RunConfig(experiment=experiment, output=tmp_path))
     assert (result.status, result.exit_code) == ("completed", 0)
-    assert_consistent_outputs(tmp_path, timesteps=300, workers={0})
+    assert_consistent_outputs(tmp_path, timesteps=300, workers={0}, saver="100t")
+    # Spelled out: at 100, 200 and 300 timesteps, the last one also the final state (not saved twice).
+    assert [checkpoint["timesteps"] for checkpoint in complete_checkpoints(tmp_path)] == [100, 200, 300]
 
 
 @pytest.mark.parametrize(
@@ -75,7 +103,7 @@ def test_a_multi_threaded_run_keeps_the_budget_exactly(
         run_mode="multi-threaded", num_workers=workers, total_timesteps=timesteps, saver_frequency="2e"
     )
     run(RunConfig(experiment=experiment, output=tmp_path, environments=environments))
-    assert_consistent_outputs(tmp_path, timesteps=timesteps, workers=set(range(workers)))
+    assert_consistent_outputs(tmp_path, timesteps=timesteps, workers=set(range(workers)), saver="2e")
 
 
 def test_a_deterministic_run_evaluates_without_learning(tmp_path: Path) -> None:

@@ -47,7 +47,8 @@ def encode(message: Any) -> list[bytes | memoryview]:
         nonlocal area
         if isinstance(value, np.ndarray):
             _check_dtype(value.dtype)
-            array = np.ascontiguousarray(value)
+            # ascontiguousarray makes a 0-d array 1-d: reshape keeps a 0-d observation or action 0-d.
+            array = np.ascontiguousarray(value).reshape(value.shape)
             if pad := -area % _ALIGN:
                 buffers.append(bytes(pad))
                 area += pad

@@ -1,0 +1,52 @@
+"""``Budget`` (trainer/budget.py): what is left of an experiment's episodes and timesteps, on made-up counters."""
+
+from __future__ import annotations
+
+from tfcli.spec import Experiment
+from trainer.budget import Budget
+from trainer.state import RunState
+
+
+def experiment(**budget: int) -> Experiment:
+    return Experiment(name="x", environment={"level": "CartPole-v1"}, agent={"agent": "ppo"}, **budget)
+
+
+def test_of_reads_both_budgets_from_the_experiment() -> None:
+    assert Budget.of(experiment(episodes=7, total_timesteps=300)) == Budget(episodes=7, timesteps=300)
+    assert Budget.of(experiment(total_timesteps=300)) == Budget(episodes=None, timesteps=300)
+    assert Budget.of(experiment(episodes=7)) == Budget(episodes=7, timesteps=None)
+
+
+def test_timesteps_left_counts_down_to_zero_and_never_below() -> None:
+    budget = Budget(episodes=None, timesteps=100)
+    assert budget.timesteps_left(RunState(timesteps=0)) == 100
+    assert budget.timesteps_left(RunState(timesteps=97)) == 3
+    assert budget.timesteps_left(RunState(timesteps=100)) == 0
+    assert budget.timesteps_left(RunState(timesteps=104)) == 0
+    assert Budget(episodes=5, timesteps=None).timesteps_left(RunState(timesteps=10**9)) is None
+
+
+def test_episodes_to_start_leaves_room_for_the_running_ones() -> None:
+    budget = Budget(episodes=10, timesteps=None)
+    assert budget.episodes_to_start(RunState(episodes=0), running=0) == 10
+    assert budget.episodes_to_start(RunState(episodes=6), running=3) == 1
+    assert budget.episodes_to_start(RunState(episodes=6), running=4) == 0
+    assert budget.episodes_to_start(RunState(episodes=9), running=4) == 0
+    assert Budget(episodes=None, timesteps=5).episodes_to_start(RunState(), running=0) is None
+
+
+def test_spent_at_the_first_budget_reached() -> None:
+    both = Budget(episodes=10, timesteps=100)
+    assert not both.spent(RunState(timesteps=99, episodes=9))
+    assert both.spent(RunState(timesteps=100, episodes=0))
+    assert both.spent(RunState(timesteps=0, episodes=10))
+    assert both.spent(RunState(timesteps=101, episodes=11))
+    assert not Budget(episodes=None, timesteps=100).spent(RunState(timesteps=99, episodes=10**6))
+    assert not Budget(episodes=10, timesteps=None).spent(RunState(timesteps=10**6, episodes=9))
+    assert Budget(episodes=10, timesteps=None).spent(RunState(episodes=10))
+
+
+def test_describe_names_each_budget_with_thousands_separators() -> None:
+    assert Budget(episodes=None, timesteps=25_000).describe() == "25,000 timesteps"
+    assert Budget(episodes=1_500, timesteps=None).describe() == "1,500 episodes"
+    assert Budget(episodes=20, timesteps=2_500).describe() == "2,500 timesteps or 20 episodes"
