@@ -16,7 +16,7 @@ from tfcli.spec.base import OpenModel, StrictModel
 ENTRY_POINT = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"  # module.path:ClassName
 # The last three carry TensorForce's OpenAIGym arguments (min_value/max_value, drop_states_indices, terminal_reward;
 # tfcli/spec/tensorforce_environments.py maps them), with TensorForce's meaning (trainer/environments/wrappers.py).
-WRAPPER_TYPES = (
+WrapperType = Literal[
     "atari_preprocessing",
     "frame_stack",
     "clip_reward",
@@ -24,21 +24,13 @@ WRAPPER_TYPES = (
     "bound_observation",
     "drop_observation_indices",
     "terminal_reward",
-)
+]
 
 
 class WrapperSpec(OpenModel):
     """One gymnasium wrapper applied around the level; keys other than ``type`` are the wrapper's arguments."""
 
-    type: Literal[
-        "atari_preprocessing",
-        "frame_stack",
-        "clip_reward",
-        "flatten_observation",
-        "bound_observation",
-        "drop_observation_indices",
-        "terminal_reward",
-    ]
+    type: WrapperType
 
 
 class GymnasiumEnvironment(StrictModel):

@@ -14,7 +14,7 @@ import difflib
 from typing import Any
 
 from tfcli.spec.recording import ALL_AGENT_SUMMARIES
-from tfcli.spec.translation import Translation
+from tfcli.spec.translation import DocumentTranslator, Translation
 
 OWNED = ("saver", "summarizer", "recorder", "max_episode_timesteps", "parallel_interactions", "states", "actions")
 _SUBKEYS = {
@@ -32,16 +32,8 @@ def is_tensorforce_agent(document: Any) -> bool:
     )
 
 
-class _Agent:
+class _Agent(DocumentTranslator):
     """One agent document being translated; problems are gathered and raised together."""
-
-    def __init__(self, document: dict[str, Any], shown: str, prefix: str) -> None:
-        self.rest = dict(document)
-        self.shown, self.prefix = shown, prefix
-        self.out = Translation(document=None)
-
-    def problem(self, path: str, message: str) -> None:
-        self.out.problems.append(f"{self.shown}: {self.prefix}{path}: {message}")
 
     def section(self, key: str) -> dict[str, Any] | None:
         """``saver`` / ``summarizer`` / ``recorder`` as a mapping (a string is TensorForce's directory-only form)."""

@@ -21,7 +21,7 @@ import inspect
 import re
 from typing import Any
 
-from tfcli.spec.translation import Translation
+from tfcli.spec.translation import DocumentTranslator, Translation
 
 # TensorForce 0.6.5's ``tensorforce.environments.environments``: names of its own environments.
 TENSORFORCE_NAMES = (
@@ -98,15 +98,7 @@ def _is_class_path(name: str) -> bool:
     return "." in name and not any(mark in name for mark in ("/", ":", "-v"))
 
 
-class _Environment:
-    def __init__(self, document: dict[str, Any], shown: str, prefix: str) -> None:
-        self.rest = dict(document)
-        self.shown, self.prefix = shown, prefix
-        self.out = Translation(document=None)
-
-    def problem(self, path: str, message: str) -> None:
-        self.out.problems.append(f"{self.shown}: {self.prefix}{path}: {message}")
-
+class _Environment(DocumentTranslator):
     def create_arguments(self) -> None:
         """``Environment.create``'s own arguments, whatever the environment."""
         if "max_episode_timesteps" in self.rest:

@@ -56,3 +56,16 @@ def emit(note: str) -> None:
     notes = _notes.get()
     if notes is not None and note not in notes:
         notes.append(note)
+
+
+class DocumentTranslator:
+    """One document being translated (an agent's or an environment's): what is left of it, and the problems found,
+    gathered and raised together, each naming the file and the key."""
+
+    def __init__(self, document: dict[str, Any], shown: str, prefix: str) -> None:
+        self.rest = dict(document)
+        self.shown, self.prefix = shown, prefix
+        self.out = Translation(document=None)
+
+    def problem(self, path: str, message: str) -> None:
+        self.out.problems.append(f"{self.shown}: {self.prefix}{path}: {message}")
