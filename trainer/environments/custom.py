@@ -18,7 +18,7 @@ from typing import Any
 
 import gymnasium
 
-from tfcli.errors import InvalidInput, TfcliError
+from tfcli.errors import InvalidInput
 from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment
 from trainer.environments.gym_adapter import GymnasiumAdapter
 from trainer.environments.imports import import_module
@@ -67,14 +67,7 @@ def make_custom_environment(
         return GymnasiumAdapter(level, seed=seed, max_episode_timesteps=max_episode_timesteps)
     if spec.wrappers:
         raise InvalidInput("environment.wrappers: gymnasium wrappers apply to gymnasium.Env classes only")
-    from tensorforce import Environment, TensorforceError
+    from trainer.environments.tensorforce_env import created
 
     limit = max_episode_timesteps if max_episode_timesteps is not None else spec.max_episode_steps
-    try:
-        return Environment.create(environment=cls, max_episode_timesteps=limit, **spec.kwargs)
-    except TensorforceError as error:
-        raise InvalidInput(f"environment: {spec.entry_point}: {error}") from error
-    except TypeError as error:
-        raise InvalidInput(f"environment.kwargs: {spec.entry_point}: {error}") from error
-    except ImportError as error:
-        raise TfcliError(f"environment: {spec.entry_point} needs a package that is not installed: {error}") from error
+    return created(cls, spec.entry_point, limit, spec.kwargs)

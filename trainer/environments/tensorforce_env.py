@@ -39,12 +39,19 @@ def _resolve(name: str) -> Any:
 def make_tensorforce_environment(spec: TensorforceEnvironment, *, max_episode_timesteps: int | None = None) -> Any:
     """``tensorforce.Environment.create(environment=..., **kwargs)``, with TensorForce's errors made readable."""
     compat.apply()  # imports TensorFlow quietly; TensorForce's own import is noisy otherwise
+    return created(_resolve(spec.environment), str(spec.environment), max_episode_timesteps, spec.kwargs)
+
+
+def created(environment: Any, name: str, max_episode_timesteps: int | None, kwargs: dict[str, Any]) -> Any:
+    """``Environment.create`` of a TensorForce environment (a name, a class) with its errors made readable: its own
+    and a wrong keyword argument are the spec's mistakes (exit 2), a missing package is the image's."""
     from tensorforce import Environment, TensorforceError
 
-    environment = _resolve(spec.environment)
     try:
-        return Environment.create(environment=environment, max_episode_timesteps=max_episode_timesteps, **spec.kwargs)
+        return Environment.create(environment=environment, max_episode_timesteps=max_episode_timesteps, **kwargs)
     except TensorforceError as error:
-        raise InvalidInput(f"environment: {spec.environment}: {error}") from error
+        raise InvalidInput(f"environment: {name}: {error}") from error
+    except TypeError as error:
+        raise InvalidInput(f"environment.kwargs: {name}: {error}") from error
     except ImportError as error:
-        raise TfcliError(f"environment: {spec.environment} needs a package that is not installed: {error}") from error
+        raise TfcliError(f"environment: {name} needs a package that is not installed: {error}") from error
