@@ -378,10 +378,12 @@ def outputs_for(stack: str, config: dict[str, Any]) -> dict[str, Any]:
 
 def admit_jobs(
     stack: str, config: dict[str, Any], applied: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], str | None]:
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]], str | None]:
     """What the API server does with the Jobs an ``up`` applies, rendered from the stack's config by infra's own
     code: ``ValidateJobSpec`` for a new name, ``ValidateJobSpecUpdate`` for a Job that keeps its name (only its
-    mutable fields may change). Returns the Jobs now deployed, or the error the API server answers (422)."""
+    mutable fields may change). Returns the Jobs now deployed and the ConfigMaps' data applied with them (a sweep's
+    trial specs, which tests/gke/played_sweep.py mounts for its trainer pods), or the error the API server answers
+    (422)."""
     root = Path(__file__).resolve().parents[2]
     sys.path[:0] = [str(root), str(root / "tests")]
     from job_controller import Invalid, validate, validate_update
@@ -398,8 +400,9 @@ def admit_jobs(
 
         objects = list(yaml.safe_load_all(render_stack_file(stack_file(stack), token="fake-token")))
     else:
-        return [], None
+        return [], {}, None
     jobs = [obj for obj in objects if obj["kind"] == "Job"]
+    config_maps = {obj["metadata"]["name"]: dict(obj["data"]) for obj in objects if obj["kind"] == "ConfigMap"}
     before = {job["metadata"]["name"]: job for job in applied}
     for job in jobs:
         try:
@@ -408,8 +411,8 @@ def admit_jobs(
             else:
                 validate(job)
         except Invalid as error:
-            return applied, str(error)
-    return jobs, None
+            return applied, {}, str(error)
+    return jobs, config_maps, None
 
 
 def encode_event(line: str) -> bytes:
@@ -533,8 +536,9 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
     log.emit(progressEvent=download)  # a kind of event the SDK does not model: it must pass unharmed
     problem = injected(kind, stack)
     jobs: list[dict[str, Any]] = []
+    config_maps: dict[str, dict[str, str]] = {}
     if problem is None and kind == "up":
-        jobs, refused = admit_jobs(stack, config, record.get("jobs", []))
+        jobs, config_maps, refused = admit_jobs(stack, config, record.get("jobs", []))
         if refused is not None:  # as pulumi-kubernetes reports the API server's 422
             problem = {"stderr": "error: update failed", "diagnostic": f"resource job failed: {refused}"}
     if problem is not None:
@@ -568,6 +572,7 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
         record["resources"] = [list(item) for item in resources]
         record["outputs"] = outputs_for(stack, config)
         record["jobs"] = jobs
+        record["config_maps"] = config_maps
     else:
         changes = {"delete": len(record.get("resources", []))}
         for type_, name in reversed([tuple(item) for item in record.get("resources", [])]):

@@ -3,17 +3,24 @@ stack file by infra's own code, admitted as the API server admits it), run by th
 (tests/job_controller.py), its pods and Job served by the fake API server (tests/gke/fake_kube.py), and each pod's
 trainer writing to the bucket on the GCS emulator what the real one writes when it ends that way.
 
-With ``mount`` set, each pod is a real trainer process instead (``python -m trainer run --spec <its trial's spec>
---output <mount>/<sweep>/<sweep>-<k>``, the pod's command line with ``/results`` at ``mount``): its exit code is how
-the pod ends, and after every tick the trials' files under ``mount`` are copied to the bucket, as the GCS FUSE
-volume would write them through. Trials see each other's folders there, as pods do through the mount."""
+With ``mount`` set, each pod is a real trainer process instead: ``python -m trainer`` with the deployed Job's own
+container args (``run --spec /etc/tfcli/trial-<k>.yaml --output /results/<sweep>/<sweep>-<k>``, and a resumed
+sweep's ``--hold ... --index <k>``), ``$(TRIAL_INDEX)`` as the pod's index, ``/etc/tfcli`` a folder holding the
+deployed ConfigMap's trial specs and ``/results`` at ``mount``. Its exit code is how the pod ends (a kill by signal
+as the container runtime reports it, 128 + the signal), and after every tick the trials' files under ``mount`` are
+copied to the bucket, as the GCS FUSE volume would write them through. Trials see each other's folders there, as
+pods do through the mount. An index in ``oom_killed`` has each of its pods killed (SIGKILL, exit 137, as the kernel's
+OOM killer ends a container) as soon as its trial's folder holds a complete checkpoint: the first pod past its first
+checkpoint, each retry at once, until the index fails."""
 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +28,8 @@ from typing import Any
 from fake_kube import Cluster
 from job_controller import JobController, Outcome
 
+from infra import naming
+from infra.sweep_manifests import INDEX_VARIABLE, TRIALS_CONFIG_MAP
 from trainer.results import REASON_PREFIX, Result
 from trainer.state import Episode, RunState
 
@@ -32,6 +41,12 @@ def deployed_job(state: Path, sweep: str) -> dict[str, Any]:
     stacks = json.loads((state / "state.json").read_text())["stacks"]
     (job,) = stacks[sweep]["jobs"]
     return dict(job)
+
+
+def deployed_trial_specs(state: Path, sweep: str) -> dict[str, str]:
+    """The data of the trials' ConfigMap the same ``pulumi up`` applied: ``trial-<k>.yaml`` -> the trial's spec."""
+    stacks = json.loads((state / "state.json").read_text())["stacks"]
+    return dict(stacks[sweep]["config_maps"][TRIALS_CONFIG_MAP])
 
 
 def trainer_files(outcome: Outcome, episodes: int) -> dict[str, str]:
@@ -70,11 +85,18 @@ class PlayedSweep:
     stop: threading.Event = field(default_factory=threading.Event)
     problem: BaseException | None = None
     mount: Path | None = None  # pods as trainer processes writing here (the bucket's FUSE mount at /results)
-    specs: Path | None = None  # with ``mount``: the folder of each trial's resolved spec, experiments/<trial>/
+    oom_killed: set[int] = field(default_factory=set)  # with ``mount``: indexes whose pods are killed (exit 137)
     processes: dict[tuple[int, int], subprocess.Popen[bytes]] = field(default_factory=dict)
+    spec_dir: Path | None = None  # with ``mount``: the ConfigMap's files, mounted at /etc/tfcli
 
     def deploy(self) -> JobController:
-        self.controller = JobController(deployed_job(self.stack_state, self.sweep), self.script)
+        job = deployed_job(self.stack_state, self.sweep)
+        self.controller = JobController(job, self.script)
+        if self.mount is not None:
+            self.spec_dir = self.mount.parent / f"configmap-{job['metadata']['name']}"
+            self.spec_dir.mkdir(parents=True, exist_ok=True)
+            for name, text in deployed_trial_specs(self.stack_state, self.sweep).items():
+                (self.spec_dir / name).write_text(text)
         self.api.add_namespace(f"tfcli-{self.sweep}")
         self.publish()
         return self.controller
@@ -96,21 +118,38 @@ class PlayedSweep:
                     self.bucket.blob(f"{self.sweep}/{self.sweep}-{pod.index}/{name}").upload_from_string(text)
         self.publish()
 
+    def _command(self, index: int) -> list[str]:
+        """The Job's container args for pod ``index``, with the ConfigMap and the bucket where the pod mounts them."""
+        assert self.controller is not None and self.mount is not None and self.spec_dir is not None
+        (container,) = self.controller.job["spec"]["template"]["spec"]["containers"]
+        mounted = {naming.SPEC_DIR: self.spec_dir, naming.RESULTS_DIR: self.mount}
+        args = []
+        for arg in container["args"]:
+            arg = str(arg).replace(f"$({INDEX_VARIABLE})", str(index))
+            for inside, here in mounted.items():
+                if arg.startswith(inside + "/"):
+                    arg = str(here) + arg[len(inside) :]
+            args.append(arg)
+        return args
+
     def _run_trainers(self) -> None:
         """Start a trainer for each pod that has none; a pod whose trainer exited ends with its exit code."""
-        assert self.controller is not None and self.mount is not None and self.specs is not None
+        assert self.controller is not None and self.mount is not None
         for pod in self.controller.active():
             key = (pod.index, pod.attempt)
             if key not in self.processes:
                 trial = f"{self.sweep}-{pod.index}"
-                spec = self.specs / trial / "experiment.yaml"
-                output = self.mount / self.sweep / trial
-                self.processes[key] = subprocess.Popen(
-                    [sys.executable, "-m", "trainer", "run", "--spec", str(spec), "--output", str(output)],
+                self.processes[key] = process = subprocess.Popen(
+                    [sys.executable, "-m", "trainer", *self._command(pod.index)],
                     stdout=subprocess.DEVNULL,
                     stderr=(self.mount / f"{trial}.log").open("ab"),
                 )
+                if pod.index in self.oom_killed:
+                    checkpoints = self.mount / self.sweep / trial / "checkpoints"
+                    threading.Thread(target=_kill_once_checkpointed, args=(process, checkpoints), daemon=True).start()
             code = self.processes[key].poll()
+            if code is not None and code < 0:
+                code = 128 - code  # killed by a signal: the container's exit code
             pod.outcome = Outcome(code if code is not None else 0)
             pod.left = 1 if code is not None else 2  # the controller ends it at this tick once its trainer exited
 
@@ -159,6 +198,17 @@ class PlayedSweep:
         thread = threading.Thread(target=play, daemon=True)
         thread.start()
         return thread
+
+
+def _kill_once_checkpointed(process: subprocess.Popen[bytes], checkpoints: Path) -> None:
+    """SIGKILL ``process`` as soon as ``checkpoints`` holds a complete checkpoint (polled every 10 ms, so that a tiny
+    run is caught well before it ends)."""
+    while process.poll() is None:
+        if list(checkpoints.glob("*/COMPLETE")):
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            return
+        time.sleep(0.01)
 
 
 def _deployed(state: Path, sweep: str) -> bool:

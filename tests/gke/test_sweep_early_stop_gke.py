@@ -50,9 +50,7 @@ def test_trials_prune_themselves_through_the_shared_bucket(
     code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", "2")
     assert code == 0, stdout + stderr
 
-    sweep = PlayedSweep(
-        fake_pulumi.state, SWEEP, gcs.bucket(BUCKET), api, {}, mount=tmp_path / "mount", specs=lab / "experiments"
-    )
+    sweep = PlayedSweep(fake_pulumi.state, SWEEP, gcs.bucket(BUCKET), api, {}, mount=tmp_path / "mount")
     (tmp_path / "mount").mkdir()
     controller = sweep.deploy()
     deadline = time.monotonic() + 300

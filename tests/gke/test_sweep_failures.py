@@ -183,11 +183,12 @@ def test_the_fake_pulumi_admits_the_jobs_it_applies_as_the_api_server_does(
     assert code == 0, stdout + stderr
     (applied,) = fake_pulumi.stacks()[SWEEP]["jobs"]
     config = stack_config(gke_lab, SWEEP)
-    jobs, refused = fake.admit_jobs(SWEEP, {**config, "tfcli:parallelism": 5}, [applied])
+    jobs, config_maps, refused = fake.admit_jobs(SWEEP, {**config, "tfcli:parallelism": 5}, [applied])
     assert refused is None and jobs[0]["metadata"]["name"] == applied["metadata"]["name"]
+    assert sorted(config_maps["sweep-trials"]) == [f"trial-{k}.yaml" for k in range(9)]
     assert jobs[0]["spec"]["parallelism"] == 5
     other = {**applied, "spec": {**applied["spec"], "completions": 8}}
-    _, refused = fake.admit_jobs(SWEEP, config, [other])
+    _, _, refused = fake.admit_jobs(SWEEP, config, [other])
     assert refused is not None and "spec.completions: Invalid value: field is immutable" in refused
     code, _, _ = invoke("experiment", "start", "-s", SWEEP, "--parallel", "5")
     assert code == 0 and fake_pulumi.stacks()[SWEEP]["jobs"][0]["spec"]["parallelism"] == 5

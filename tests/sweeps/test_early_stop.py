@@ -115,6 +115,23 @@ def test_a_rung_too_few_combinations_reached_is_judged_again_as_others_arrive(tm
     assert stop.requested and "(2 combinations at this rung)" in str(hook.pruned)
 
 
+def test_a_pruned_trial_trained_on_is_not_judged_again_even_after_a_pause(tmp_path: Path) -> None:
+    """Only ``resume --include-pruned`` trains a pruned trial again: its early stop is off for good (a marker file
+    keeps it off once its ``result.json`` no longer says pruned: a preempted extension resumes)."""
+    spec = plan_sweep("cartpole-lr", SweepOptions(name="s", seeds=1, reduction=2, min_timesteps=100), LIBRARY).specs
+    for trial, level in (("s-0", 100.0), ("s-1", 5.0), ("s-2", 50.0)):
+        write_progress(tmp_path / trial, [level] * 10)
+    own = tmp_path / "s-1"
+    assert early_stopping(spec[1].early_stop, "s-1", own, StopRequest(), RunState(timesteps=50)) is not None
+    (own / "result.json").write_text(json.dumps({"status": "pruned", "timesteps": 50, "reason": "IQM 5.0 at ..."}))
+    assert early_stopping(spec[1].early_stop, "s-1", own, StopRequest(), RunState(timesteps=50)) is None
+    assert json.loads((own / "early_stop_released").read_text()) == {"pruned": "IQM 5.0 at ...", "timesteps": 50}
+    (own / "result.json").write_text(json.dumps({"status": "paused", "timesteps": 70, "reason": "SIGTERM"}))
+    assert early_stopping(spec[1].early_stop, "s-1", own, StopRequest(), RunState(timesteps=70)) is None
+    (tmp_path / "s-2" / "result.json").write_text(json.dumps({"status": "paused", "timesteps": 70}))
+    assert early_stopping(spec[2].early_stop, "s-2", tmp_path / "s-2", StopRequest(), RunState()) is not None
+
+
 @pytest.mark.parametrize(
     ("args", "flag"),
     [

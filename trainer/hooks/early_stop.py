@@ -15,7 +15,11 @@ combination that gets to a rung first is pruned as soon as enough others get the
 
 A pruned trial asks the loop to stop; the run checkpoints, writes ``result.json`` with status ``pruned`` and the
 reason, and exits 0 (on GKE its index completes and the next trial takes the slot). Rungs a resumed run has already
-passed are not judged again, so a pruned trial whose budget is extended goes on.
+passed are not judged again. A pruned trial trains again only when the user says so (``resume --include-pruned``
+with a raised budget; ``start -s`` and a plain ``resume -s`` hold it), overriding the early stop: it is then off for
+the rest of that trial, which trains on to its budget instead of being pruned at the next rung. The override is kept
+in ``early_stop_released`` in the trial's folder, so a paused, preempted or crashed extension that resumes later
+(its ``result.json`` no longer says pruned) is not judged again either.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from tfcli.spec.early_stop import TrialEarlyStop
+from trainer.files import atomic_write_text
 from trainer.hooks import Hook
 from trainer.hooks.progress_log import FILENAME as PROGRESS
 from trainer.hooks.progress_log import read_episodes
@@ -49,12 +54,34 @@ def sibling_folder(output: Path, own: str, sibling: str) -> Path | None:
     return None
 
 
+RELEASED = "early_stop_released"  # in a pruned trial's folder once it was resumed to train on (see the module)
+
+
+def _result(folder: Path) -> dict[str, object]:
+    try:
+        data = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _finished_timesteps(folder: Path) -> int:
     """The timesteps a trial's ``result.json`` counts (0 when it has none yet or it cannot be read)."""
-    try:
-        return int(json.loads((folder / "result.json").read_text(encoding="utf-8")).get("timesteps", 0))
-    except (OSError, ValueError, TypeError, AttributeError):
-        return 0
+    value = _result(folder).get("timesteps", 0)
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def released(output: Path) -> bool:
+    """Whether the run in ``output`` is a pruned trial trained on (see the module): its ``result.json``, from before
+    this run, says pruned — then ``early_stop_released`` is written — or that file is there from an earlier run."""
+    marker = output / RELEASED
+    if marker.is_file():
+        return True
+    previous = _result(output)
+    if previous.get("status") != "pruned":
+        return False
+    atomic_write_text(marker, json.dumps({"pruned": previous.get("reason"), "timesteps": previous.get("timesteps")}))
+    return True
 
 
 def trial_score(folder: Path, rung: int, *, reached: bool = False) -> float | None:
@@ -142,6 +169,9 @@ def early_stopping(
     """The hook for a trial whose spec has ``early_stop`` (None otherwise, or with a warning when the run is not
     where its siblings can be found)."""
     if settings is None:
+        return None
+    if released(output):
+        log.info("early stop: off for this run, a pruned trial resumed to train on (resume --include-pruned)")
         return None
     index = settings.index_of(name)
     output = output.absolute()
