@@ -25,6 +25,7 @@ from tfcli.gke.bucket_reads import BucketReads
 from tfcli.gke.results import remote_results
 from tfcli.gke.sweep_readings import TrialReading, read_deployed, trial_remote
 from tfcli.project import open_project
+from tfcli.spec.library import BUNDLED_CONFIGS
 from tfcli.spec.sweep import Trial
 from tfcli.sweeps.store import get_sweep
 
@@ -72,7 +73,13 @@ def trials(lab: Path, gcs: Any) -> list[Trial]:
     """A sweep of 40 trials (8 learning rates x 5 seeds) created in a GKE project; its bucket made."""
     make_gke_project(lab)
     rates = [round(1e-4 * (k + 1), 6) for k in range(8)]
-    sweep = {"name": SWEEP, "base": "cartpole-ppo", "axes": {"agent.learning_rate": rates}, "seeds": 5}
+    # A budget the fixtures' completed results reach (a completed run short of its budget reads as one whose budget
+    # was raised since: `resume --total-timesteps`, so paused or running).
+    base = {
+        **yaml.safe_load((BUNDLED_CONFIGS / "experiments" / "cartpole-ppo.yaml").read_text()),
+        "total_timesteps": 300,
+    }
+    sweep = {"name": SWEEP, "base": base, "axes": {"agent.learning_rate": rates}, "seeds": 5}
     (lab / "configs" / "sweeps" / f"{SWEEP}.yaml").write_text(yaml.safe_dump(sweep))
     code, _, stderr = invoke("experiment", "sweep", "-f", SWEEP, "--no-build")
     assert code == 0, stderr

@@ -17,6 +17,7 @@ from played_sweep import deployed_job
 from test_sweep_failures import api, by_trial, played, sweep_json
 from test_sweep_gke import BUDGET, SWEEP, gke_lab, invoke
 
+from infra.code_bundle import CODE_CONFIG_MAP
 from infra.sweep_config import sweep_settings_from_config
 from infra.sweep_program import sweep_objects
 
@@ -88,8 +89,10 @@ def test_failed_job_resumed_then_retry_failed_then_extended(
     assert f"budget raised to timesteps {2 * BUDGET:,}: 9 finished run(s) continue" in said(stdout, stderr)
     config = stack_config(gke_lab)
     assert config["tfcli:sweep"]["base"]["total_timesteps"] == 2 * BUDGET
-    (config_map,) = [
-        o for o in sweep_objects(sweep_settings_from_config(config, stack=SWEEP)) if o["kind"] == "ConfigMap"
+    (config_map,) = [  # the trials' specs (the project's envs/ code travels in a ConfigMap of its own)
+        o
+        for o in sweep_objects(sweep_settings_from_config(config, stack=SWEEP))
+        if o["kind"] == "ConfigMap" and o["metadata"]["name"] != CODE_CONFIG_MAP
     ]
     assert {yaml.safe_load(text)["total_timesteps"] for text in config_map["data"].values()} == {2 * BUDGET}
     extended_job = deployed_job(fake_pulumi.state, SWEEP)
