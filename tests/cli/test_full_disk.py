@@ -72,3 +72,21 @@ def test_an_existing_experiment_is_kept_when_a_full_disk_stops_a_command_on_it(p
     code, _, err = invoke("experiment", "new", "-f", "tiny.yaml", "-n", "kept")  # rewrites the same spec
     assert code == 1 and "No space left on device" in err, err
     assert (project / "experiments" / "kept" / "experiment.yaml").read_text() == spec
+
+
+def test_a_sweep_made_on_a_full_disk_leaves_no_sweep_or_trial_folder(
+    project_on_a_small_disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = project_on_a_small_disk
+    sweep = ("experiment", "sweep", "-f", "tiny.yaml", "-n", "sw", "--set", "agent.learning_rate=1e-3,3e-3")
+    filler = fill_disk(project.parent)
+    code, _, err = invoke(*sweep, "--no-build")
+    assert code == 1, err
+    assert "internal error" not in err and "Traceback" not in err
+    assert "No space left on device" in err and "(0 B free of 1.0 MiB on that disk)" in " ".join(err.split())
+    assert sorted(p.name for p in (project / "experiments").iterdir()) == []  # no sw/, sw-0/, sw-1/
+    assert sorted(p.name for p in (project / "stacks").iterdir()) == []
+    filler.unlink()
+    code, _, err = invoke(*sweep, "--no-build")
+    assert code == 0, err
+    assert sorted(p.name for p in (project / "experiments").iterdir()) == ["sw", "sw-0", "sw-1"]

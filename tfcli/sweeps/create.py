@@ -161,16 +161,25 @@ def create_sweep(store: ExperimentStore, planned: Planned, *, replace: bool = Fa
             f"sweep '{sweep.name}' already exists with a different definition ({display_path(sweep.sweep_file)})",
             hint="pick another name with -n, or start over with --restart (deletes its trials' results)",
         )
-    with sweep.locked():
-        if replace and sweep.exists():
-            for trial in sweep.trials():
-                _remove_extra(store, trial.name, {t.name for t in planned.trials})
-        for spec in planned.specs:
-            experiment = store.dir(spec.name)
-            with experiment.locked():
-                store.write(spec, replace=replace)
-        atomic_write_text(sweep.sweep_file, text)
-        stack.write()
+    folders = [sweep.root, *(store.dir(spec.name).root for spec in planned.specs)]
+    made = [folder for folder in folders if not folder.exists()]
+    try:
+        with sweep.locked():
+            if replace and sweep.exists():
+                for trial in sweep.trials():
+                    _remove_extra(store, trial.name, {t.name for t in planned.trials})
+            for spec in planned.specs:
+                experiment = store.dir(spec.name)
+                with experiment.locked():
+                    store.write(spec, replace=replace)
+            atomic_write_text(sweep.sweep_file, text)
+            stack.write()
+    except BaseException:
+        import shutil
+
+        for folder in made:  # nothing half-made (a full disk): the folders this call made go again
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
     return sweep
 
 
