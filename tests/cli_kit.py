@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -24,6 +25,18 @@ def status(name: str) -> dict[str, object]:
     code, stdout, stderr = invoke("experiment", "status", "-e", name, "--json")
     assert code == 0, stderr
     return dict(json.loads(stdout))
+
+
+def sweep_status(name: str) -> dict[str, Any]:
+    """``tfcli experiment status -s NAME --json``, which must succeed."""
+    code, stdout, stderr = invoke("experiment", "status", "-s", name, "--json")
+    assert code == 0, stderr
+    return dict(json.loads(stdout))
+
+
+def states(name: str) -> list[str]:
+    """Each trial's state, in trial order."""
+    return [trial["state"] for trial in sweep_status(name)["trials"]]
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 180.0, what: str = "condition") -> None:

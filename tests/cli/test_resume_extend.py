@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from cli_kit import invoke, wait_for
+from cli_kit import invoke, states, sweep_status, wait_for
 
 TWO_TRIALS = """\
 name: duo
@@ -32,16 +32,6 @@ agent: {agent: ppo, batch_size: 2, network: [{type: dense, size: 8, activation: 
 total_timesteps: 300
 saver_frequency: 100t
 """
-
-
-def sweep_status(name: str) -> dict[str, Any]:
-    code, stdout, stderr = invoke("experiment", "status", "-s", name, "--json")
-    assert code == 0, stderr
-    return dict(json.loads(stdout))
-
-
-def states(name: str) -> list[str]:
-    return [trial["state"] for trial in sweep_status(name)["trials"]]
 
 
 def results(lab: Path, name: str) -> Path:

@@ -9,18 +9,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import yaml
-from cli_kit import early_stop_sweep, invoke
+from cli_kit import early_stop_sweep, invoke, sweep_status
 
 BUDGET = 600
-
-
-def sweep_status() -> dict[str, Any]:
-    code, stdout, stderr = invoke("experiment", "status", "-s", "asha", "--json")
-    assert code == 0, stderr
-    return dict(json.loads(stdout))
 
 
 def test_a_hopeless_combination_is_pruned_at_the_first_rung(lab: Path) -> None:
@@ -36,7 +29,7 @@ def test_a_hopeless_combination_is_pruned_at_the_first_rung(lab: Path) -> None:
 
     code, stdout, stderr = invoke("experiment", "start", "-s", "asha", "--parallel", "2")  # waits until it ends
     assert code == 0, stdout + stderr
-    status = sweep_status()
+    status = sweep_status("asha")
     assert status["state"] == "completed", status
     trials = {t["trial"]: t for t in status["trials"]}
     assert [trials[f"asha-{k}"]["state"] for k in range(4)] == ["completed", "completed", "pruned", "pruned"]

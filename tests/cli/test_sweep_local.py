@@ -8,19 +8,8 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import Any
 
-from cli_kit import invoke, tiny_sweep, wait_for
-
-
-def sweep_status(name: str) -> dict[str, Any]:
-    code, stdout, stderr = invoke("experiment", "status", "-s", name, "--json")
-    assert code == 0, stderr
-    return dict(json.loads(stdout))
-
-
-def states(name: str) -> list[str]:
-    return [trial["state"] for trial in sweep_status(name)["trials"]]
+from cli_kit import invoke, states, sweep_status, tiny_sweep, wait_for
 
 
 def test_queue_crash_pause_resume_then_compare(lab: Path) -> None:

@@ -173,3 +173,23 @@ def failing_auth_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return script
+
+
+def point_kubeconfig_at(fake_pulumi: FakePulumi, stack: str, address: str) -> None:
+    """``stack``'s next ``up`` reports a kubeconfig (the program's own, ``infra.cluster.kubeconfig_text``) whose
+    server is the fake API server at ``address``, over plain HTTP."""
+    from infra.cluster import kubeconfig_text
+
+    config = yaml.safe_load(kubeconfig_text(stack, address, "", GCP_PROJECT, "us-central1-a"))
+    config["clusters"][0]["cluster"] = {"server": f"http://{address}"}
+    fake_pulumi.set_outputs(stack, {"kubeconfig": yaml.safe_dump(config)})
+
+
+def serve_api(fake_pulumi: FakePulumi, stack: str) -> Iterator[Any]:
+    """A fake API server (``fake_kube.Cluster``) for the test's length, named in ``stack``'s kubeconfig output."""
+    from fake_kube import Cluster, serve
+
+    fake = Cluster()
+    for address in serve(fake):
+        point_kubeconfig_at(fake_pulumi, stack, address)
+        yield fake

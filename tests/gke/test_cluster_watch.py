@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 import yaml
 from fake_kube import Cluster, serve
-from gke_testkit import AUTH_PLUGIN_FAILURE, FakePulumi
+from gke_testkit import AUTH_PLUGIN_FAILURE, FakePulumi, point_kubeconfig_at
 from typer.testing import CliRunner
 
-from infra.cluster import kubeconfig_text
 from tfcli.cli.app import app
 from tfcli.gke.cost import accrued_cost, budget_warning
 from tfcli.gke.pod_states import cluster_view, last_error_line
@@ -170,9 +169,7 @@ def cluster() -> Iterator[tuple[Cluster, str]]:
 def deployed(gke_project: Path, fake_pulumi: FakePulumi, gcs: Any, cluster: tuple[Cluster, str]) -> Cluster:
     """si1 deployed on its own cluster; its stack's kubeconfig points at the fake API server (plain HTTP)."""
     fake, address = cluster
-    config = yaml.safe_load(kubeconfig_text("si1", address, "", "tfcli-test-project", "us-central1-a"))
-    config["clusters"][0]["cluster"] = {"server": f"http://{address}"}
-    fake_pulumi.set_outputs("si1", {"kubeconfig": yaml.safe_dump(config)})
+    point_kubeconfig_at(fake_pulumi, "si1", address)
     gcs.create_bucket("tfcli-si1-96f4ee46")
     assert runner.invoke(app, ["experiment", "new", "-f", "cartpole-ppo", "-n", "si1"]).exit_code == 0
     spec_path = gke_project / "experiments" / "si1" / "experiment.yaml"

@@ -13,13 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from cli_kit import early_stop_sweep, invoke
-from fake_kube import Cluster, serve
-from gke_testkit import GCP_PROJECT, FakePulumi, make_gke_project
+from fake_kube import Cluster
+from gke_testkit import GCP_PROJECT, FakePulumi, make_gke_project, serve_api
 from played_sweep import PlayedSweep
 
-from infra.cluster import kubeconfig_text
 from infra.naming import bucket_name
 
 SWEEP = "asha-gke"
@@ -28,12 +26,7 @@ BUCKET = bucket_name(SWEEP, GCP_PROJECT)
 
 @pytest.fixture
 def api(fake_pulumi: FakePulumi, auth_plugin: Path) -> Iterator[Cluster]:
-    fake = Cluster()
-    for address in serve(fake):
-        config = yaml.safe_load(kubeconfig_text(SWEEP, address, "", GCP_PROJECT, "us-central1-a"))
-        config["clusters"][0]["cluster"] = {"server": f"http://{address}"}
-        fake_pulumi.set_outputs(SWEEP, {"kubeconfig": yaml.safe_dump(config)})
-        yield fake
+    yield from serve_api(fake_pulumi, SWEEP)
 
 
 def test_trials_prune_themselves_through_the_shared_bucket(

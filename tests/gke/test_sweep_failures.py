@@ -14,14 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from fake_kube import Cluster, serve
-from gke_testkit import GCP_PROJECT, FakePulumi, stack_config
+from fake_kube import Cluster
+from gke_testkit import FakePulumi, serve_api, stack_config
 from job_controller import Outcome
 from played_sweep import PlayedSweep
 from test_sweep_gke import BUCKET, SWEEP, finished, gke_lab, invoke, result, upload
-
-from infra.cluster import kubeconfig_text
 
 __all__ = ["gke_lab"]
 
@@ -36,12 +33,7 @@ TROUBLE = {
 @pytest.fixture
 def api(fake_pulumi: FakePulumi, auth_plugin: Path) -> Iterator[Cluster]:
     """The fake API server, named in the sweep stack's kubeconfig output."""
-    fake = Cluster()
-    for address in serve(fake):
-        config = yaml.safe_load(kubeconfig_text(SWEEP, address, "", GCP_PROJECT, "us-central1-a"))
-        config["clusters"][0]["cluster"] = {"server": f"http://{address}"}
-        fake_pulumi.set_outputs(SWEEP, {"kubeconfig": yaml.safe_dump(config)})
-        yield fake
+    yield from serve_api(fake_pulumi, SWEEP)
 
 
 def played(pulumi: FakePulumi, gcs: Any, api: Cluster, script: dict[int, list[Outcome]]) -> PlayedSweep:

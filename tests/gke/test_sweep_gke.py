@@ -312,19 +312,15 @@ def trial_pod(recorded_state: str, index: int) -> dict[str, Any]:
 def on_a_cluster(gke_lab: Path, fake_pulumi: FakePulumi, auth_plugin: Path) -> Iterator[Any]:
     """The sweep deployed; its stack's kubeconfig points at the fake API server: trial 1's pod runs, trial 4's waits
     for a node."""
-    import yaml
     from fake_kube import Cluster, serve
-
-    from infra.cluster import kubeconfig_text
+    from gke_testkit import point_kubeconfig_at
 
     fake = Cluster()
     pods = [trial_pod("running", 1), trial_pod("pending-scale-up", 4)]
     fake.add_namespace(f"tfcli-{SWEEP}", pods=pods, events=recorded("pending-scale-up")["events"])
     fake.logs = {"trials-0123456789-1-abcde": ["trial 1 step 1\n", "trial 1 step 2\n"]}
     for address in serve(fake):
-        config = yaml.safe_load(kubeconfig_text(SWEEP, address, "", GCP_PROJECT, "us-central1-a"))
-        config["clusters"][0]["cluster"] = {"server": f"http://{address}"}
-        fake_pulumi.set_outputs(SWEEP, {"kubeconfig": yaml.safe_dump(config)})
+        point_kubeconfig_at(fake_pulumi, SWEEP, address)
         code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP)
         assert code == 0, stdout + stderr
         yield fake
