@@ -94,7 +94,7 @@ class Backends:
         else:
             assert isinstance(status, Status)
             members = [(0, status)]
-        plan = plan_resume(run, members, options)
+        plan = plan_resume(run, members, options, status.state)
         backend.check_resumable(run, plan)
         write_budget(run, plan)
         started = backend.resume(run, plan)

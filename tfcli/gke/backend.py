@@ -5,6 +5,7 @@ both deploy, suspend and tear down through :mod:`tfcli.gke.deploy`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from tfcli.gke.sweep_readings import read_downloaded, trial_status, view
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Watcher
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
-from tfcli.runs.resuming import ResumePlan, extend_hint
+from tfcli.runs.resuming import ResumePlan, check_experiment_resumable
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Run as TrialNumbers
 
@@ -99,7 +100,7 @@ class GkeBackend:
     def check_resumable(self, run: Run, plan: ResumePlan | None = None) -> None:
         """An experiment resumes when paused (or completed, its budget raised); a sweep when paused or when its Job
         ended — failed or completed (a new Job runs what did not end) — not while its Job runs."""
-        state = self.status(run).state
+        state = plan.state if plan is not None and plan.state is not None else self.status(run).state
         if run.kind == "sweep":
             if state in ("new", "running", "deploying", "destroying"):
                 raise TfcliError(
@@ -107,20 +108,16 @@ class GkeBackend:
                     hint=f"`tfcli experiment status -s {run.name}` shows its trials",
                 )
             return
-        if plan is not None and plan.extends and state in ("completed", "pruned") and not plan.held:
-            return
-        if state not in ("paused", "pausing"):
-            raise TfcliError(
-                f"experiment '{run.name}' is {state}; only a paused or interrupted run can resume",
-                hint=extend_hint(run, state),
-            )
+        check_experiment_resumable(run, state, ("paused", "pausing"), plan)
 
     def resume(self, run: Run, plan: ResumePlan | None = None) -> Started:
         plan = plan or ResumePlan()
+        if plan.state is None:  # read the state once, for the check and for the Job
+            plan = dataclasses.replace(plan, state=self.status(run).state)
         self.check_resumable(run, plan)
         if run.kind != "sweep":
             return self.start(run, StartOptions())
-        ended = self.status(run).state in ("failed", "completed")  # its Job starts no pod again: a new Job
+        ended = plan.state in ("failed", "completed")  # its Job starts no pod again: a new Job
         return self.start(run, StartOptions(), resumed=sweeps.Resumed(plan.held, new_job=ended))
 
     def pause(self, run: Run) -> Paused:

@@ -19,7 +19,7 @@ from tfcli.local import experiments, sweeps
 from tfcli.local.follow import follow_experiment, follow_sweep
 from tfcli.runs.backend import Watcher
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
-from tfcli.runs.resuming import ResumePlan, extend_hint
+from tfcli.runs.resuming import ResumePlan, check_experiment_resumable
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Run as TrialNumbers
 
@@ -97,14 +97,9 @@ class LocalBackend:
         """An experiment resumes when paused, stopped, interrupted or failed, or completed (pruned) when its budget
         is raised; a sweep resumes its unfinished trials whatever its state."""
         if run.kind == "experiment":
-            state = experiments.status(run.experiment()).state
-            if plan is not None and plan.extends and state in ("completed", "pruned") and not plan.held:
-                return
-            if state not in RESUMABLE:
-                raise TfcliError(
-                    f"experiment '{run.name}' is {state}; only a paused or interrupted run can resume",
-                    hint=extend_hint(run, state),
-                )
+            state = plan.state if plan is not None and plan.state is not None else None
+            state = state or experiments.status(run.experiment()).state
+            check_experiment_resumable(run, state, RESUMABLE, plan)
 
     def resume(self, run: Run, plan: ResumePlan | None = None) -> Started:
         plan = plan or ResumePlan()

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfcli.errors import InvalidInput
+from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.status import Status
 from tfcli.runs.run import Run
 from trainer.budget import Budget
@@ -54,12 +54,14 @@ class ResumeOptions:
 @dataclass(frozen=True)
 class ResumePlan:
     """What a resume does: the members left as they ended (``held``: sweep trial indexes), the members whose budget
-    was raised (``extended``) and what the command says about it (``notes``)."""
+    was raised (``extended``), what the command says about it (``notes``) and the run's state when it was made
+    (``state``: read once, so that a GKE backend does not read its bucket and cluster again to check it)."""
 
     options: ResumeOptions = field(default_factory=ResumeOptions)
     held: tuple[int, ...] = ()
     extended: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    state: str | None = None
 
     @property
     def extends(self) -> bool:
@@ -104,7 +106,9 @@ def _check_budget(run: Run, options: ResumeOptions, training: list[Status]) -> N
         )
 
 
-def plan_resume(run: Run, members: list[tuple[int, Status]], options: ResumeOptions) -> ResumePlan:
+def plan_resume(
+    run: Run, members: list[tuple[int, Status]], options: ResumeOptions, run_state: str | None = None
+) -> ResumePlan:
     """The plan for resuming ``run`` whose members (trial index, status) are as given; checks the flags against them
     (``InvalidInput``) before anything is written."""
     options.check()
@@ -144,7 +148,7 @@ def plan_resume(run: Run, members: list[tuple[int, Status]], options: ResumeOpti
     if extended:
         budget = ", ".join(f"{UNITS[k]} {v:,}" for k, v in options.budget.items())
         notes.append(f"budget raised to {budget}: {len(extended)} finished run(s) continue from their last checkpoint")
-    return ResumePlan(options, tuple(held), tuple(extended), tuple(notes))
+    return ResumePlan(options, tuple(held), tuple(extended), tuple(notes), run_state)
 
 
 def write_budget(run: Run, plan: ResumePlan) -> None:
@@ -174,7 +178,19 @@ def write_budget(run: Run, plan: ResumePlan) -> None:
             sweep_stack(run.project, raised).write()
 
 
-def extend_hint(run: Run, state: str) -> str | None:
+def check_experiment_resumable(run: Run, state: str, resumable: tuple[str, ...], plan: ResumePlan | None) -> None:
+    """The one rule for an experiment, whatever its backend: it resumes from one of the backend's ``resumable``
+    states, or completed (pruned) when ``plan`` raises its budget; otherwise a ``TfcliError`` saying how it goes on."""
+    if plan is not None and plan.extends and state in ("completed", "pruned") and not plan.held:
+        return
+    if state not in resumable:
+        raise TfcliError(
+            f"experiment '{run.name}' is {state}; only a paused or interrupted run can resume",
+            hint=_extend_hint(run, state),
+        )
+
+
+def _extend_hint(run: Run, state: str) -> str | None:
     """How a finished run goes on: a raised budget."""
     if state == "completed":
         return f"`tfcli experiment resume {run.flag} --total-timesteps N` (or --episodes N) trains it on"

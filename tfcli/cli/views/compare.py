@@ -10,10 +10,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from tfcli.cli.console import out
-from tfcli.sweeps.aggregate import Row
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy (the aggregate's) stays out of `tfcli --help`
     from tfcli.runs.comparison import ComparedRun, Comparison
+    from tfcli.sweeps.aggregate import Row
 
 
 def number(value: float | None, digits: int = 1) -> str:
