@@ -25,6 +25,7 @@ base:
 axes:
   agent.learning_rate: [1e-3, 3e-3]
 """
+LONGER = 3000
 ONE = """\
 name: solo
 environment: cartpole
@@ -110,7 +111,9 @@ def test_sweep_retry_failed_then_extend(lab: Path) -> None:
 
 
 def test_resume_finishes_a_sweep_whose_queue_and_trials_were_killed(lab: Path) -> None:
-    (lab / "duo.yaml").write_text(TWO_TRIALS)
+    # 3,000 timesteps: after its first checkpoint (100) trial 0 has seconds of training left, so the kill below
+    # always finds it running (with 300 it could complete between the poll that sees the checkpoint and the kill).
+    (lab / "duo.yaml").write_text(TWO_TRIALS.replace("total_timesteps: 300", f"total_timesteps: {LONGER}"))
     assert invoke("experiment", "sweep", "-f", "duo.yaml", "--no-build")[0] == 0
     code, _, stderr = invoke("experiment", "start", "-s", "duo", "--detach", "--parallel", "1")
     assert code == 0, stderr
@@ -121,6 +124,7 @@ def test_resume_finishes_a_sweep_whose_queue_and_trials_were_killed(lab: Path) -
     queue_pid = json.loads((lab / "experiments" / "duo" / "run.json").read_text())["pid"]
     os.kill(queue_pid, signal.SIGKILL)
     os.killpg(trial_pid, signal.SIGKILL)  # the machine went down: the trial's supervisor and trainer too
+    assert not (results(lab, "duo-0") / "result.json").exists()  # it was killed while training, not after
     wait_for(lambda: states("duo")[0] == "interrupted", what="trial 0 to read as interrupted")
     assert sweep_status("duo")["state"] == "interrupted"
     kept = episodes(lab, "duo-0")
@@ -128,7 +132,7 @@ def test_resume_finishes_a_sweep_whose_queue_and_trials_were_killed(lab: Path) -
     code, stdout, stderr = invoke("experiment", "resume", "-s", "duo")  # no --restart
     assert code == 0, stdout + stderr
     assert sweep_status("duo")["state"] == "completed"
-    assert [result(lab, name)["timesteps"] for name in ("duo-0", "duo-1")] == [300, 300]
+    assert [result(lab, name)["timesteps"] for name in ("duo-0", "duo-1")] == [LONGER, LONGER]
     after = episodes(lab, "duo-0")
     assert [line["episode"] for line in after] == list(range(1, len(after) + 1))
     resumed_at = next(p for p in (lab / "experiments" / "duo-0" / "logs" / "trainer.log").read_text().splitlines()
