@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,3 +44,21 @@ def gcs(gcs_server: tuple[Any, str], monkeypatch: pytest.MonkeyPatch) -> Iterato
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", url)
     yield storage.Client(project="test", credentials=AnonymousCredentials())
     server.wipe()
+
+
+@pytest.fixture
+def gcsfuse(gcs: Any, tmp_path: Path) -> Iterator[Callable[..., Path]]:
+    """Mount a bucket of the emulator as a pod's GCS FUSE volume (tests/gke/gcsfuse.py): ``gcsfuse(bucket, ttl=60)``
+    returns the mountpoint, a folder of its own; every mount is unmounted after the test."""
+    from gcsfuse import mounted
+
+    with contextlib.ExitStack() as mounts:
+        count = itertools.count()
+
+        def mount(bucket: str, *, ttl: float | None = 60.0) -> Path:
+            number = next(count)
+            return mounts.enter_context(
+                mounted(bucket, tmp_path / f"gcsfuse-{number}", ttl=ttl, log=tmp_path / f"gcsfuse-{number}.log")
+            )
+
+        yield mount

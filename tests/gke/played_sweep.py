@@ -6,15 +6,18 @@ trainer writing to the bucket on the GCS emulator what the real one writes when 
 With ``mount`` set, each pod is a real trainer process instead: ``python -m trainer`` with the deployed Job's own
 container args (``run --spec /etc/tfcli/trial-<k>.yaml --output /results/<sweep>/<sweep>-<k>``, and a resumed
 sweep's ``--hold ... --index <k>``), ``$(TRIAL_INDEX)`` as the pod's index, ``/etc/tfcli`` a folder holding the
-deployed ConfigMap's trial specs and ``/results`` at ``mount``. Its exit code is how the pod ends (a kill by signal
-as the container runtime reports it, 128 + the signal), and after every tick the trials' files under ``mount`` are
-copied to the bucket, as the GCS FUSE volume would write them through. Trials see each other's folders there, as
-pods do through the mount. An index in ``oom_killed`` has each of its pods killed (SIGKILL, exit 137, as the kernel's
-OOM killer ends a container) as soon as its trial's folder holds a complete checkpoint: the first pod past its first
-checkpoint, each retry at once, until the index fails."""
+deployed ConfigMap's trial specs and ``/results`` the pod's own GCS FUSE volume: the bucket mounted by the stand-in
+of tests/gke/gcsfuse.py (``ttl``: its metadata cache), so a file reaches the bucket when the trainer closes it, as on
+GKE, and trials see each other's folders only through the bucket. Its exit code is how the pod ends (a kill by signal
+as the container runtime reports it, 128 + the signal); its volume is unmounted then. ``end_trainers`` leaves in
+``mount`` the trainers' logs and a copy of what reached the bucket under the sweep's prefix. An index in
+``oom_killed`` has each of its pods killed (SIGKILL, exit 137, as the kernel's OOM killer ends a container) as soon as
+its trial's folder holds a complete checkpoint: the first pod past its first checkpoint, each retry at once, until the
+index fails."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from fake_kube import Cluster
+from gcsfuse import mounted
 from job_controller import JobController, Outcome
 
 from infra import naming
@@ -47,6 +51,20 @@ def deployed_trial_specs(state: Path, sweep: str) -> dict[str, str]:
     """The data of the trials' ConfigMap the same ``pulumi up`` applied: ``trial-<k>.yaml`` -> the trial's spec."""
     stacks = json.loads((state / "state.json").read_text())["stacks"]
     return dict(stacks[sweep]["config_maps"][TRIALS_CONFIG_MAP])
+
+
+def pod_args(job: dict[str, Any], mounts: dict[str, Path], index: int | None = None) -> list[str]:
+    """The Job's container args for pod ``index`` (``$(TRIAL_INDEX)`` set), a path under a mount's path in the pod
+    (``mounts``: that path -> the folder here) rewritten to the same path under the folder."""
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    args = []
+    for arg in container["args"]:
+        arg = str(arg).replace(f"$({INDEX_VARIABLE})", str(index))
+        for inside, here in mounts.items():
+            if arg.startswith(inside + "/"):
+                arg = str(here) + arg[len(inside) :]
+        args.append(arg)
+    return args
 
 
 def trainer_files(outcome: Outcome, episodes: int) -> dict[str, str]:
@@ -84,7 +102,9 @@ class PlayedSweep:
     written: set[tuple[int, int]] = field(default_factory=set)  # (index, attempt) whose files were written
     stop: threading.Event = field(default_factory=threading.Event)
     problem: BaseException | None = None
-    mount: Path | None = None  # pods as trainer processes writing here (the bucket's FUSE mount at /results)
+    mount: Path | None = None  # pods as trainer processes, each with its GCS FUSE volume; logs and the bucket's copy
+    ttl: float | None = 60.0  # the pods' GCS FUSE metadata cache (metadata-cache:ttl-secs; None: never expires)
+    volumes: dict[tuple[int, int], contextlib.ExitStack] = field(default_factory=dict)
     oom_killed: set[int] = field(default_factory=set)  # with ``mount``: indexes whose pods are killed (exit 137)
     processes: dict[tuple[int, int], subprocess.Popen[bytes]] = field(default_factory=dict)
     spec_dir: Path | None = None  # with ``mount``: the ConfigMap's files, mounted at /etc/tfcli
@@ -106,7 +126,6 @@ class PlayedSweep:
         if self.mount is not None:
             self._run_trainers()
             self.controller.tick()
-            self._sync()
             self.publish()
             return
         self.controller.tick()
@@ -118,19 +137,10 @@ class PlayedSweep:
                     self.bucket.blob(f"{self.sweep}/{self.sweep}-{pod.index}/{name}").upload_from_string(text)
         self.publish()
 
-    def _command(self, index: int) -> list[str]:
+    def _command(self, index: int, volume: Path) -> list[str]:
         """The Job's container args for pod ``index``, with the ConfigMap and the bucket where the pod mounts them."""
-        assert self.controller is not None and self.mount is not None and self.spec_dir is not None
-        (container,) = self.controller.job["spec"]["template"]["spec"]["containers"]
-        mounted = {naming.SPEC_DIR: self.spec_dir, naming.RESULTS_DIR: self.mount}
-        args = []
-        for arg in container["args"]:
-            arg = str(arg).replace(f"$({INDEX_VARIABLE})", str(index))
-            for inside, here in mounted.items():
-                if arg.startswith(inside + "/"):
-                    arg = str(here) + arg[len(inside) :]
-            args.append(arg)
-        return args
+        assert self.controller is not None and self.spec_dir is not None
+        return pod_args(self.controller.job, {naming.SPEC_DIR: self.spec_dir, naming.RESULTS_DIR: volume}, index)
 
     def _run_trainers(self) -> None:
         """Start a trainer for each pod that has none; a pod whose trainer exited ends with its exit code."""
@@ -139,34 +149,40 @@ class PlayedSweep:
             key = (pod.index, pod.attempt)
             if key not in self.processes:
                 trial = f"{self.sweep}-{pod.index}"
+                self.volumes[key] = stack = contextlib.ExitStack()
+                name = f"volume-{pod.index}-{pod.attempt}"
+                volume = stack.enter_context(
+                    mounted(self.bucket.name, self.mount.parent / name, ttl=self.ttl, log=self.mount / f"{name}.log")
+                )
                 self.processes[key] = process = subprocess.Popen(
-                    [sys.executable, "-m", "trainer", *self._command(pod.index)],
+                    [sys.executable, "-m", "trainer", *self._command(pod.index, volume)],
                     stdout=subprocess.DEVNULL,
                     stderr=(self.mount / f"{trial}.log").open("ab"),
                 )
                 if pod.index in self.oom_killed:
-                    checkpoints = self.mount / self.sweep / trial / "checkpoints"
+                    checkpoints = volume / self.sweep / trial / "checkpoints"
                     threading.Thread(target=_kill_once_checkpointed, args=(process, checkpoints), daemon=True).start()
             code = self.processes[key].poll()
+            if code is not None:
+                self.volumes[key].close()  # the pod is gone, and its volume with it
             if code is not None and code < 0:
                 code = 128 - code  # killed by a signal: the container's exit code
             pod.outcome = Outcome(code if code is not None else 0)
             pod.left = 1 if code is not None else 2  # the controller ends it at this tick once its trainer exited
 
-    def _sync(self) -> None:
-        """The trials' files under the mount, as the bucket holds them."""
-        assert self.mount is not None
-        for folder in sorted((self.mount / self.sweep).glob(f"{self.sweep}-*")):
-            for name in ("progress.jsonl", "result.json"):
-                if (folder / name).is_file():
-                    blob = self.bucket.blob(f"{self.sweep}/{folder.name}/{name}")
-                    blob.upload_from_string((folder / name).read_bytes())
-
     def end_trainers(self) -> None:
+        """Kill the trainers still running, unmount their volumes, and copy what reached the bucket into ``mount``."""
         for process in self.processes.values():
             if process.poll() is None:
                 process.kill()
                 process.wait()
+        for volume in self.volumes.values():
+            volume.close()
+        if self.mount is not None:
+            for blob in self.bucket.list_blobs(prefix=f"{self.sweep}/"):
+                if not blob.name.endswith("/"):  # a folder's own object
+                    (self.mount / blob.name).parent.mkdir(parents=True, exist_ok=True)
+                    blob.download_to_filename(self.mount / blob.name)
 
     def publish(self) -> None:
         assert self.controller is not None
