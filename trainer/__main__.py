@@ -95,6 +95,7 @@ def _run(arguments: argparse.Namespace) -> int:
         environments=arguments.environments,
         token=os.environ.get(TOKEN_VARIABLE),
         hourly_price=_hourly_price(),
+        publish_seconds=_publish_seconds(),
     )
     from trainer.run import run
 
@@ -113,6 +114,17 @@ def _hourly_price() -> float | None:
 
     try:
         return parse_hourly_price(os.environ.get(HOURLY_PRICE_VARIABLE))
+    except ValueError as error:
+        from tfcli.errors import InvalidInput
+
+        raise InvalidInput(str(error)) from None
+
+
+def _publish_seconds() -> float | None:
+    from trainer.hooks.progress_log import PUBLISH_VARIABLE, parse_publish_seconds
+
+    try:
+        return parse_publish_seconds(os.environ.get(PUBLISH_VARIABLE))
     except ValueError as error:
         from tfcli.errors import InvalidInput
 

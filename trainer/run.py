@@ -95,7 +95,7 @@ def run(config: RunConfig) -> Result:
         state.started = time.monotonic()  # wall time counts training, not building the pool and the agent
         hook_list: list[Hook] = [
             CheckpointHook(store, agent, experiment.saver_frequency, state, resumed=checkpoint is not None),
-            ProgressLog(output / PROGRESS),
+            ProgressLog(output / PROGRESS, config.publish_seconds),
             TensorBoardSummaries(output / "summaries" / "trainer", experiment.summary_frequency, state),
             HParamsSession(output / "summaries" / "hparams", experiment, output / PROGRESS),
             reporter(budget, experiment.summary_frequency, state, progress_bar=config.progress_bar),

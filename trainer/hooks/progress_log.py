@@ -8,12 +8,25 @@ the file is cut back to the checkpoint's episode count, so each episode number a
 agrees with the checkpoint the run continues from. Nothing else is dropped: a damaged line (a disk error, a hand
 edit) is skipped with a warning — the records after it are kept — and moved to ``progress.jsonl.damaged`` beside
 the file rather than deleted; only a half-written last line (a write cut off by a crash) goes quietly.
+
+Publication (docs/design.md §6.2). Each line is flushed as it is written, so a local reader follows the run live.
+On GKE the folder is a GCS FUSE mount, which publishes a file only when it is closed (``flush`` and ``fsync`` of a
+new file reach no one), so the file is also closed and opened again for appending at the first episode at least
+``publish_seconds`` (60; ``TFCLI_PUBLISH_SECONDS``) after it was last opened: the bucket holds every episode older
+than that, and a killed pod loses at most that much. One file, one layout: every reader (``read_episodes``,
+tfcli's progress readers, the bucket reads from an offset) reads it as before. The price is one new generation of
+the object a minute: gcsfuse stages the existing object on the reopen (one read of it) and uploads it whole on the
+close (only the appended bytes past 2 MB) — 60 writes an hour against GCS's one per second per object, and the
+whole file re-sent once a minute while it is under 2 MB (about 20,000 episodes). A reader on another mount that
+holds the previous generation gets ``ESTALE`` and must open the file again.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -26,6 +39,21 @@ log = logging.getLogger(__name__)
 
 FILENAME = "progress.jsonl"
 DAMAGED_SUFFIX = ".damaged"
+PUBLISH_SECONDS = 60.0  # at most this much of the file is unpublished on a GCS FUSE mount
+PUBLISH_VARIABLE = "TFCLI_PUBLISH_SECONDS"
+
+
+def parse_publish_seconds(text: str | None) -> float | None:
+    """``TFCLI_PUBLISH_SECONDS``: seconds between publications (None when unset); ValueError naming it otherwise."""
+    if text is None or not text.strip():
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"{PUBLISH_VARIABLE}: '{text}' is not a number of seconds above 0 (e.g. 60)")
+    return seconds
 
 
 def _read(path: Path) -> tuple[list[tuple[Episode, str]], list[tuple[int, str]]]:
@@ -78,15 +106,31 @@ def rewind(path: Path, episodes: int) -> list[Episode]:
 
 
 class ProgressLog(Hook):
-    def __init__(self, path: Path) -> None:
+    """Appends each episode's line, flushed; closes and reopens the file every ``publish_seconds`` (module doc)."""
+
+    def __init__(
+        self, path: Path, publish_seconds: float | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._path = path
-        self._file: TextIO | None = path.open("a", encoding="utf-8")
+        self._publish_seconds = PUBLISH_SECONDS if publish_seconds is None else publish_seconds
+        self._clock = clock
+        self._file: TextIO | None = None
+        self._opened = 0.0
+        self._open()
+
+    def _open(self) -> None:
+        self._file = self._path.open("a", encoding="utf-8")
+        self._opened = self._clock()
 
     def on_episode(self, episode: Episode, state: RunState) -> None:
         if self._file is not None:
             try:
                 self._file.write(json.dumps(episode.as_json()) + "\n")
                 self._file.flush()
+                if self._clock() - self._opened >= self._publish_seconds:
+                    self._file.close()  # what publishes the file on a GCS FUSE mount
+                    self._file = None
+                    self._open()
             except OSError as error:  # a full disk: say which file, and the space left
                 failure = io_failure(error, f"writing {self._path.name}", self._path)
                 if failure is None:
