@@ -7,7 +7,7 @@ With ``mount`` set, each pod is a real trainer process instead: ``python -m trai
 container args (``run --spec /etc/tfcli/trial-<k>.yaml --output /results/<sweep>/<sweep>-<k>``, and a resumed
 sweep's ``--hold ... --index <k>``), ``$(TRIAL_INDEX)`` as the pod's index, ``/etc/tfcli`` a folder holding the
 deployed ConfigMap's trial specs and ``/results`` the pod's own GCS FUSE volume: the bucket mounted by the stand-in
-of tests/gke/gcsfuse.py (``ttl``: its metadata cache), so a file reaches the bucket when the trainer closes it, as on
+of tests/gcsfuse.py (``ttl``: its metadata cache), so a file reaches the bucket when the trainer closes it, as on
 GKE, and trials see each other's folders only through the bucket. Its exit code is how the pod ends (a kill by signal
 as the container runtime reports it, 128 + the signal); its volume is unmounted then. ``end_trainers`` leaves in
 ``mount`` the trainers' logs and a copy of what reached the bucket under the sweep's prefix. An index in

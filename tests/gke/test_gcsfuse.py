@@ -1,4 +1,4 @@
-"""The GCS FUSE stand-in (tests/gke/gcsfuse.py) does what gcsfuse's docs/semantics.md says the real mount does:
+"""The GCS FUSE stand-in (tests/gcsfuse.py) does what gcsfuse's docs/semantics.md says the real mount does:
 a new file reaches the bucket when it is closed, not on flush or fsync; an existing one is written back on close or
 fsync; each mount answers stat/open of another writer's file from its own metadata cache until the entry's TTL
 runs out; a reader whose generation was replaced gets ESTALE; a rename publishes and moves the object."""

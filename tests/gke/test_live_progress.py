@@ -1,5 +1,5 @@
 """A GKE run's progress reaches the bucket while it trains, through the pod's GCS FUSE volume as gcsfuse publishes
-(tests/gke/gcsfuse.py: a file is published when it is closed). The experiment is started on GKE by tfcli (the fake
+(tests/gcsfuse.py: a file is published when it is closed). The experiment is started on GKE by tfcli (the fake
 ``pulumi up`` renders and admits its learner Job); that Job's container then runs as a real trainer process with
 the deployed ConfigMap at ``/etc/tfcli`` and the bucket's stand-in mount at ``/results``, publishing every second
 (``TFCLI_PUBLISH_SECONDS=1`` for a test; 60 by default). ``status``/``list`` read the bucket as they do on GKE."""

@@ -10,6 +10,7 @@ Changed code is a new Job name (a restart picks it up); code over the size limit
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,9 @@ def jobs(objects: dict[tuple[str, str], dict[str, Any]]) -> dict[str, dict[str, 
     return {name.rsplit("-", 1)[0]: job for (kind, name), job in objects.items() if kind == "Job"}
 
 
-def test_the_rendered_pods_import_the_shipped_code_and_train(code_project: Path, tmp_path: Path) -> None:
+def test_the_rendered_pods_import_the_shipped_code_and_train(
+    code_project: Path, tmp_path: Path, gcs: Any, gcsfuse: Callable[..., Path]
+) -> None:
     objects = objects_of(stack_config())
     shipped = objects["ConfigMap", "project-code"]
     assert sorted(shipped["data"]) == ["0000-envs___init__.py", "0001-envs_gridworld.py"]  # no __pycache__
@@ -81,7 +84,7 @@ def test_the_rendered_pods_import_the_shipped_code_and_train(code_project: Path,
     pods.mkdir()
     experiment = settings_from_config(stack_config(), stack="gw-gke").experiment
     assert experiment is not None
-    result, progress, _ = run_as_processes(experiment, pods, timeout=180, objects=objects)
+    result, progress, _ = run_as_processes(experiment, pods, timeout=180, gcs=gcs, gcsfuse=gcsfuse, objects=objects)
     assert (result["status"], result["timesteps"]) == ("completed", BUDGET)
     assert {line["worker"] for line in progress} == {0, 1}
 

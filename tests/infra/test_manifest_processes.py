@@ -5,8 +5,10 @@ No Kubernetes API server or Docker here (docs/design.md §12), so this stands in
 cluster would do and changing only what cannot be the same on one machine — each substitution is explicit below:
 
 - mounts: each container's ``volumeMounts`` become folders under ``tmp_path`` (a ConfigMap's items are written
-  into its volume's folder at their ``path``, sub-folders included, the results bucket's CSI volume is an empty
-  folder), and an argument under a mount path is rewritten to the same path under its folder;
+  into its volume's folder at their ``path``, sub-folders included), the results bucket's CSI volume is the
+  bucket (on gcp-storage-emulator, made empty) mounted for the pod by the GCS FUSE stand-in (tests/gcsfuse.py: a
+  file reaches the bucket when it is closed), and an argument under a mount path is rewritten to the same path
+  under its folder;
 - env: as the manifest writes it; ``valueFrom.secretKeyRef`` is read from the rendered Secret, and the indexed
   Job's pods get ``JOB_COMPLETION_INDEX`` as Kubernetes sets it;
 - network: every pod has its own network namespace, so all env-worker pods listen on the same fixed ``--port``;
@@ -24,6 +26,7 @@ import base64
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +65,15 @@ def rendered(experiment: Experiment) -> dict[tuple[str, str], dict[str, Any]]:
 class Pod:
     """One pod of a Job, as a local process: its container's args and env resolved as the cluster would."""
 
-    def __init__(self, objects: dict[tuple[str, str], dict[str, Any]], job: str, root: Path, index: int | None = None):
+    def __init__(
+        self,
+        objects: dict[tuple[str, str], dict[str, Any]],
+        job: str,
+        root: Path,
+        csi: Callable[[str], Path],
+        index: int | None = None,
+    ):
+        self.csi = csi  # a CSI volume's folder: the named bucket mounted for this pod
         self.spec = objects["Job", job]["spec"]["template"]["spec"]
         (self.container,) = self.spec["containers"]
         assert "command" not in self.container  # args go to the image's entrypoint
@@ -80,9 +91,12 @@ class Pod:
         volumes = {volume["name"]: volume for volume in self.spec["volumes"]}
         mounts = {}
         for mount in self.container["volumeMounts"]:
+            volume = volumes[mount["name"]]
+            if "csi" in volume:  # the results bucket
+                mounts[mount["mountPath"]] = self.csi(volume["csi"]["volumeAttributes"]["bucketName"])
+                continue
             folder = root / mount["name"]
             folder.mkdir(parents=True)
-            volume = volumes[mount["name"]]
             if "configMap" in volume:
                 config_map = objects["ConfigMap", volume["configMap"]["name"]]
                 binary = config_map.get("binaryData", {})
@@ -93,8 +107,6 @@ class Pod:
                         target.write_bytes(base64.b64decode(binary[item["key"]]))
                     else:
                         target.write_text(config_map["data"][item["key"]])
-            else:
-                assert "csi" in volume  # the results bucket: starts empty
             mounts[mount["mountPath"]] = folder
         return mounts
 
@@ -126,20 +138,34 @@ def run_as_processes(
     tmp_path: Path,
     *,
     timeout: float,
+    gcs: Any,
+    gcsfuse: Callable[..., Path] | None,
     objects: dict[tuple[str, str], dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], list[Any], Path]:
     """Render ``experiment`` (or take its rendered ``objects``), run its pods' containers as local processes until
-    the learner exits; (result.json, progress.jsonl lines, the output folder). Asserts on the way what must hold for
-    the pods to find each other."""
+    the learner exits, the results bucket on the emulator (``gcs``) mounted for each pod that mounts it
+    (``gcsfuse``, tests/conftest.py; None: a plain empty folder instead, for checkpoints too large to move through
+    the stand-in in a test); (result.json, progress.jsonl lines, the output folder, on the learner's mount). Asserts
+    on the way what must hold for the pods to find each other."""
     objects = objects if objects is not None else rendered(experiment)
+
+    def csi(bucket: str) -> Path:
+        if gcsfuse is None:
+            folder = tmp_path / f"bucket-{bucket}"
+            folder.mkdir(exist_ok=True)
+            return folder
+        if gcs.lookup_bucket(bucket) is None:
+            gcs.create_bucket(bucket)
+        return gcsfuse(bucket)
+
     service = objects["Service", "env-workers"]
     (workers_name,) = [name for kind, name in objects if kind == "Job" and name.startswith("env-workers-")]
     (learner_name,) = [name for kind, name in objects if kind == "Job" and name.startswith("learner-")]
     workers_job = objects["Job", workers_name]
     assert service["spec"]["clusterIP"] == "None"  # headless: pod DNS names, no load-balancing
 
-    workers = [Pod(objects, workers_name, tmp_path, index) for index in range(workers_job["spec"]["completions"])]
-    learner = Pod(objects, learner_name, tmp_path)
+    workers = [Pod(objects, workers_name, tmp_path, csi, index) for index in range(workers_job["spec"]["completions"])]
+    learner = Pod(objects, learner_name, tmp_path, csi)
     assert workers[0].args[0] == "env-worker" and learner.args[0] == "run"
     (container_port,) = (port["containerPort"] for port in workers[0].container["ports"])
     assert workers[0].option("--port") == str(container_port) == str(service["spec"]["ports"][0]["targetPort"])
@@ -181,11 +207,17 @@ def run_as_processes(
             process.communicate()
 
 
-def test_the_rendered_containers_run_as_processes_train_a_distributed_experiment(tmp_path: Path) -> None:
-    result, progress, _ = run_as_processes(Experiment.model_validate(TINY), tmp_path, timeout=180)
+def test_the_rendered_containers_run_as_processes_train_a_distributed_experiment(
+    tmp_path: Path, gcs: Any, gcsfuse: Callable[..., Path]
+) -> None:
+    experiment = Experiment.model_validate(TINY)
+    result, progress, output = run_as_processes(experiment, tmp_path, timeout=180, gcs=gcs, gcsfuse=gcsfuse)
     assert (result["status"], result["timesteps"]) == ("completed", BUDGET)
     assert result["updates"] >= 1
     assert {line["worker"] for line in progress} == set(range(TINY["num_workers"]))
+    (bucket,) = gcs.list_buckets()  # what the learner wrote is in the bucket
+    published = bucket.blob(f"{output.name}/progress.jsonl").download_as_bytes().decode().splitlines()
+    assert [json.loads(line) for line in published] == progress
 
 
 # The flagship, as bundled (agent dqn-visual, network cnn-dqn, the space-invaders environment, 4 env workers), with
@@ -197,12 +229,14 @@ def test_the_flagship_space_invaders_dqn_manifests_run_as_processes(tmp_path: Pa
     """space-invaders-dqn's rendered manifests train to completion as processes: 4 Atari env workers and the DQN
     learner over the trainer's transport. Budget-like keys only are overridden (total_timesteps 200 and a checkpoint
     every 100 timesteps instead of 1,000,000 and every 600 s), so DQN's start_updating (10,000) is never reached:
-    this proves the pods run and talk, not that DQN learns (the journeys train it)."""
+    this proves the pods run and talk, not that DQN learns (the journeys train it). Its results volume is a plain
+    folder: DQN's checkpoints hold its 10,000-state replay memory (hundreds of MB), minutes each through the GCS
+    FUSE stand-in and the in-memory emulator on 2 cores; the first test runs the same path through the stand-in."""
     spec = load_experiment(
         "space-invaders-dqn", library=LIBRARY, overrides={"total_timesteps": SI_BUDGET, "saver_frequency": "100t"}
     ).spec
     assert (spec.run_mode, spec.num_workers, spec.environment.level) == ("distributed", 4, "ALE/SpaceInvaders-v5")
-    result, progress, output = run_as_processes(spec, tmp_path, timeout=150)
+    result, progress, output = run_as_processes(spec, tmp_path, timeout=150, gcs=None, gcsfuse=None)
     assert (result["status"], result["timesteps"]) == ("completed", SI_BUDGET)
     assert {line["worker"] for line in progress} <= set(range(spec.num_workers))
     assert any((output / "checkpoints").iterdir())  # checkpoints written through the results mount

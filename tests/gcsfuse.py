@@ -33,7 +33,7 @@ default caches, streaming writes):
   does or any object lies under it; ``mkdir`` makes ``dir/``; ``rmdir`` of a non-empty folder is ``ENOTEMPTY``.
 
 The kernel caches nothing here (``attr_timeout=0``, ``entry_timeout=0``, ``direct_io``): every answer is this
-mount's, so the cache above is the only one. Run as ``python tests/gke/gcsfuse.py BUCKET MOUNTPOINT [--ttl S]``
+mount's, so the cache above is the only one. Run as ``python tests/gcsfuse.py BUCKET MOUNTPOINT [--ttl S]``
 (``STORAGE_EMULATOR_HOST`` set); :func:`mounted` starts one and unmounts it. It needs ``/dev/fuse``, root (the
 mount is made without ``fusermount``) and libfuse 3 (``libfuse3-3``; .ci/run installs it).
 """
@@ -217,7 +217,11 @@ class GcsFuse(fuse.Operations):  # type: ignore[misc]
                 if staged.new and staged.dirty:  # "Read Operations During Write": a read finalizes a streamed file
                     self._publish(handle.path)
                 return bytes(staged.data[offset : offset + size])
-            handle.content = self._content(handle.path, handle.generation)  # every read checks the generation
+            current = self.bucket.get_blob(handle.path.lstrip("/"))  # every read checks the generation
+            if current is None or int(current.generation) != handle.generation:
+                raise fuse.FuseOSError(errno.ESTALE)
+            if handle.content is None:
+                handle.content = self._content(handle.path, handle.generation)
             return handle.content[offset : offset + size]
 
     def write(self, path: str, data: bytes, offset: int, fh: int) -> int:
