@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 BUCKET = "fuse-semantics"
+TTL = 4.0  # the reader's metadata cache: long enough for the writer's steps on a busy machine
 
 
 def objects(gcs: Any) -> dict[str, bytes]:
@@ -56,17 +57,17 @@ def test_each_mount_sees_another_writers_file_through_its_own_cache_until_the_tt
     gcs: Any, gcsfuse: Callable[..., Path]
 ) -> None:
     gcs.create_bucket(BUCKET)
-    writer, reader = gcsfuse(BUCKET), gcsfuse(BUCKET, ttl=1.5)
+    writer, reader = gcsfuse(BUCKET), gcsfuse(BUCKET, ttl=TTL)
     assert not (reader / "result.json").exists()  # a negative entry, cached too
     (writer / "result.json").write_text("{}")
     assert not (reader / "result.json").exists()
     with pytest.raises(FileNotFoundError):
         (reader / "result.json").open()
-    time.sleep(1.6)
+    time.sleep(TTL + 0.2)
     assert (reader / "result.json").read_text() == "{}"
     (writer / "result.json").write_text('{"status": "completed"}')
     assert (reader / "result.json").stat().st_size == 2  # the size this mount looked up
-    time.sleep(1.6)
+    time.sleep(TTL + 0.2)
     assert (reader / "result.json").read_text() == '{"status": "completed"}'
 
 
