@@ -16,6 +16,17 @@ from infra.sizing import PoolShape
 
 # "DEFAULT": the driver version GKE tests with the node's GKE version (COS); GKE installs it, no DaemonSet needed.
 GPU_DRIVER_VERSION = "DEFAULT"
+# GKE's default surge upgrade (max_surge 1, max_unavailable 0) first creates one extra node, which for a GPU pool needs
+# one node's worth of spare GPU quota in the region: a project whose quota the pool already uses (a T4 or two, often
+# all a new project has) never gets that node, and the auto-upgrade stalls and retries. Upgrading in place (no surge
+# node, one node at a time down) needs no extra quota; a learner on the drained node checkpoints on SIGTERM and
+# resumes once the upgraded node is back, as after a spot reclaim. CPU pools keep the default surge (no GPU quota).
+# (GKE docs: "Ensure resources for node upgrades", surge upgrades with no room for the surge node fail and are retried.)
+GPU_POOL_UPGRADES: gcp.container.NodePoolUpgradeSettingsArgsDict = {
+    "strategy": "SURGE",
+    "max_surge": 0,
+    "max_unavailable": 1,
+}
 
 
 @dataclass(frozen=True)
@@ -80,6 +91,7 @@ class NodePools(pulumi.ComponentResource):
             initial_node_count=naming.nodes_per_zone(shape.nodes, args.location),
             autoscaling=autoscaling,
             management={"auto_repair": True, "auto_upgrade": True},
+            upgrade_settings=GPU_POOL_UPGRADES if "guest_accelerators" in node_config else None,
             node_config=node_config,
             opts=pulumi.ResourceOptions(
                 parent=self,

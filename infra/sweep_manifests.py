@@ -5,14 +5,17 @@
 - Job ``trials-<digest>``: ``completionMode: Indexed``, ``completions`` = the number of trials, ``parallelism`` = P.
   Each pod reads its completion index from the ``batch.kubernetes.io/job-completion-index`` annotation into
   ``TRIAL_INDEX`` and runs ``run --spec /etc/tfcli/trial-$(TRIAL_INDEX).yaml --output
-  /results/<sweep>/<sweep>-$(TRIAL_INDEX)`` (Kubernetes expands ``$(VAR)`` in args from the container's env).
+  /results/<sweep>/<sweep>-$(TRIAL_INDEX) --index $(TRIAL_INDEX)`` (Kubernetes expands ``$(VAR)`` in args from the
+  container's env).
 
 The pod is the learner pod of :mod:`infra.manifests` (security, resources, GPU placement, GCS FUSE results volume),
 sized for the widest trial. Distributed trials are not offered on GKE: each would need its own env-worker Job and
 Service.
 
-A sweep survives its trials: failures are counted per index (``backoffLimitPerIndex``), exit 2 and 3 fail that
-trial's index (``FailIndex``) and never the Job, so the other trials go on and the unstarted ones still start. When
+A sweep survives its trials: failures are counted per index (``backoffLimitPerIndex``), exit 2 fails that trial's
+index (``FailIndex``) and never the Job (a trial paused at ``max_cost`` exits 0: ``--index`` tells the trainer it is
+a trial, and its index ends without counting as failed), so the other trials go on and the unstarted ones still
+start. When
 every index has completed or failed, the Job ends: ``Complete``, or ``Failed`` (reason ``FailedIndexes``) with the
 failed ones in ``status.failedIndexes``. Only when more than half of the trials have failed does the Job end early
 (``maxFailedIndexes``, reason ``MaxFailedIndexesExceeded``): what would be left is no fair comparison, and a fault
@@ -88,7 +91,8 @@ def build_sweep_manifests(
         *code_args(ctx),
     ]
     if held:
-        container["args"] += ["--hold", ",".join(map(str, held)), "--index", index]
+        container["args"] += ["--hold", ",".join(map(str, held))]
+    container["args"] += ["--index", index]  # a trial: at max_cost it exits 0, ending its index (not FailIndex)
     if rerun:
         template["metadata"]["annotations"][RERUN_ANNOTATION] = str(rerun)
     container["env"] = [

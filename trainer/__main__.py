@@ -9,8 +9,9 @@ Subprocess pools inherit it: ``spawn`` hands the parent's ``sys.path`` to each c
 This module is the trainer's edge, the one place that turns errors into messages and exit codes: 0 completed
 (or pruned by early stopping), 1 failed (an I/O error such as a full disk too: one line saying what, where and the
 space left; the traceback only with ``--debug`` or ``TFCLI_DEBUG=1``), 2 invalid input (``<file>: <field>:
-<message>`` on stderr, no traceback),
-143 paused by SIGTERM/SIGINT (``env-worker`` too: it exits 0 only when the learner tells it the run is over).
+<message>`` on stderr, no traceback), 3 paused at ``max_cost`` (0 for a sweep's trial, ``--index``: its Job
+index ends without failing), 143 paused by SIGTERM/SIGINT (``env-worker`` too: it exits 0 only when the learner
+tells it the run is over).
 It imports nothing heavy at the top: subprocess pools start workers with ``spawn``, which imports this module
 again in every worker, and those must not load TensorFlow.
 """
@@ -51,7 +52,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--hold", default=None, help="trial indexes a resumed sweep leaves as they ended (with --index; a GKE Job's)"
     )
-    run.add_argument("--index", type=int, default=None, help="this run's trial index in its sweep (with --hold)")
+    run.add_argument(
+        "--index",
+        type=int,
+        default=None,
+        help="this run's trial index in its sweep (a GKE sweep's Job passes it): with --hold, and at max_cost the "
+        "trial exits 0 (its index ends, not failed) instead of 3",
+    )
     run.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
     run.add_argument("--code", action="append", default=[], metavar="DIR", help=CODE_HELP)
 
@@ -106,7 +113,7 @@ def _run(arguments: argparse.Namespace) -> int:
         log.warning("pruned after %s timesteps: %s", f"{result.timesteps:,}", result.reason)
     elif result.status == "paused":
         log.warning("paused after %s timesteps; run the same command again to resume", f"{result.timesteps:,}")
-    return result.exit_code
+    return result.exit_code_of(trial=arguments.index is not None)
 
 
 def _hourly_price() -> float | None:

@@ -25,6 +25,10 @@ FILENAME = "result.json"
 EXIT_CODES = {"completed": 0, "pruned": 0, "paused": PAUSED_EXIT_CODE, "failed": 1}
 # Paused by the cost limit: its Job ends (a 143 would be retried by the Job and pause again at once).
 COST_LIMIT_EXIT_CODE = 3
+# ... except a sweep's trial (``--index``): exit 0 ends its index of the Indexed Job as completed, where 3 would fail it
+# (``FailIndex``) and half the trials at their limit would fail the whole Job as a fault all trials share
+# (``maxFailedIndexes``). ``result.json`` still says ``paused`` with the reason, which is what tfcli reads.
+TRIAL_COST_LIMIT_EXIT_CODE = 0
 _COUNTS = ("timesteps", "episodes", "wall_seconds", "timesteps_per_second", "mean_return_last_100", "updates")
 
 
@@ -64,6 +68,10 @@ class Result:
     @property
     def exit_code(self) -> int:
         return COST_LIMIT_EXIT_CODE if self.cost_limited else EXIT_CODES[self.status]
+
+    def exit_code_of(self, *, trial: bool) -> int:
+        """The exit code of a run, or of a sweep's trial (``trial``), which ends at its cost limit with 0."""
+        return TRIAL_COST_LIMIT_EXIT_CODE if trial and self.cost_limited else self.exit_code
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -5,7 +5,8 @@ trainer writing to the bucket on the GCS emulator what the real one writes when 
 
 With ``mount`` set, each pod is a real trainer process instead: ``python -m trainer`` with the deployed Job's own
 container args (``run --spec /etc/tfcli/trial-<k>.yaml --output /results/<sweep>/<sweep>-<k>``, and a resumed
-sweep's ``--hold ... --index <k>``), ``$(TRIAL_INDEX)`` as the pod's index, ``/etc/tfcli`` a folder holding the
+sweep's ``--hold ...``, ``--index <k>``), ``$(TRIAL_INDEX)`` as the pod's index, the container's ``env`` values
+(``TFCLI_HOURLY_PRICE`` with ``max_cost``; not the ``valueFrom`` ones), ``/etc/tfcli`` a folder holding the
 deployed ConfigMap's trial specs and ``/results`` the pod's own GCS FUSE volume: the bucket mounted by the stand-in
 of tests/gcsfuse.py (``ttl``: its metadata cache), so a file reaches the bucket when the trainer closes it, as on
 GKE, and trials see each other's folders only through the bucket. Its exit code is how the pod ends (a kill by signal
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -79,9 +81,12 @@ def trainer_files(outcome: Outcome, episodes: int) -> dict[str, str]:
     files = {"progress.jsonl": "".join(json.dumps(line.as_json()) + "\n" for line in lines)}
     state = RunState(timesteps=episodes * 100, episodes=episodes, updates=episodes // 10)
     state.recent_returns.extend(returns)
-    if outcome.exit_code == 0:
+    if outcome.exit_code == 0 and outcome.message.startswith(REASON_PREFIX):  # a trial at max_cost (its index ends)
+        reason = f"{REASON_PREFIX} ($1.00 of $1.00)"
+        files["result.json"] = json.dumps(Result.of("paused", state, reason=reason).as_json())
+    elif outcome.exit_code == 0:
         files["result.json"] = json.dumps(Result.of("completed", state).as_json())
-    elif outcome.exit_code == 3:
+    elif outcome.exit_code == 3:  # an older trainer at max_cost
         reason = f"{REASON_PREFIX} ($1.00 of $1.00)"
         files["result.json"] = json.dumps(Result.of("paused", state, reason=reason).as_json())
     elif outcome.exit_code == 143:
@@ -154,8 +159,11 @@ class PlayedSweep:
                 volume = stack.enter_context(
                     mounted(self.bucket.name, self.mount.parent / name, ttl=self.ttl, log=self.mount / f"{name}.log")
                 )
+                (container,) = self.controller.job["spec"]["template"]["spec"]["containers"]
+                env = {item["name"]: item["value"] for item in container.get("env", []) if "value" in item}
                 self.processes[key] = process = subprocess.Popen(
                     [sys.executable, "-m", "trainer", *self._command(pod.index, volume)],
+                    env={**os.environ, **env},
                     stdout=subprocess.DEVNULL,
                     stderr=(self.mount / f"{trial}.log").open("ab"),
                 )

@@ -3,7 +3,8 @@
 The sweep's Job is the one its stack deploys, run by the Job controller stand-in (tests/job_controller.py: FailJob,
 FailIndex, Ignore, backoffLimitPerIndex, maxFailedIndexes, failedIndexes, the Failed condition), served by the fake
 API server; the trainers write to the bucket on the GCS emulator what they write when they end that way. Trial 1
-has a bad spec (exit 2), trial 4 reaches its max_cost (exit 3), trial 2 is preempted once (143), the rest complete.
+has a bad spec (exit 2), trial 4 reaches its max_cost (a trial exits 0 then, ``result.json`` paused), trial 2 is
+preempted once (143), the rest complete.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ BAD_SPEC, PREEMPTED, OVER_BUDGET = 1, 2, 4
 TROUBLE = {
     BAD_SPEC: [Outcome(2, message="agent.learning_rate: must be greater than 0 (experiments/cartpole-lr-1)")],
     PREEMPTED: [Outcome(143, ticks=2, disrupted=True), Outcome(0, ticks=2)],
-    OVER_BUDGET: [Outcome(3, ticks=3, message="max_cost reached ($1.00 of $1.00); raise max_cost ...")],
+    OVER_BUDGET: [Outcome(0, ticks=3, message="max_cost reached ($1.00 of $1.00); raise max_cost ...")],
 }
 
 

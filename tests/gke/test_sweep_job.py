@@ -37,7 +37,8 @@ def test_the_failed_condition_and_its_reason_end_the_sweep() -> None:
     assert JobReading.of(job([target])).failed is not None  # pods still terminating: failed already
     assert JobReading.of(job([{**failed, "status": "False"}])).failed is None
     complete = JobReading.of(job([{"type": "Complete", "status": "True"}], completed="0-8"))
-    assert sweep_state(complete) == "completed" and sweep_state(JobReading.of(job([]))) is None
+    assert complete.complete and sweep_state(JobReading.of(job([]))) is None
+    assert sweep_state(complete) is None  # the trials decide: one paused at max_cost completed its index too
     other = {"metadata": {"name": "learner-1", "annotations": {"tfcli/job": "learner"}}}
     assert trials_job([other]) is None and trials_job([other, job([failed])]) == reading.__class__.of(job([failed]))
 

@@ -32,7 +32,11 @@ SWEEP = "duo-gke"
 BUCKET = bucket_name(SWEEP, GCP_PROJECT)
 BUDGET = 300
 TRIALS = [f"{SWEEP}-0", f"{SWEEP}-1"]
-SWEEP_FILE = f"""\
+
+
+def sweep_file(axis: str) -> str:
+    """The tiny CartPole sweep :data:`SWEEP` over one ``axis`` (``key: [values]``)."""
+    return f"""\
 name: {SWEEP}
 base:
   name: {SWEEP}
@@ -42,8 +46,11 @@ base:
   total_timesteps: {BUDGET}
   saver_frequency: 100t
 axes:
-  agent.learning_rate: [1e-3, 3e-3]
+  {axis}
 """
+
+
+SWEEP_FILE = sweep_file("agent.learning_rate: [1e-3, 3e-3]")
 
 
 @pytest.fixture
@@ -57,12 +64,17 @@ def started(lab: Path, fake_pulumi: FakePulumi, gcs: Any, api: Cluster, monkeypa
     import tfcli.gke.waiting
 
     monkeypatch.setattr(tfcli.gke.waiting, "POLL_SECONDS", 0.05)
+    return start_sweep(lab, gcs, SWEEP_FILE, parallel=2)
+
+
+def start_sweep(lab: Path, gcs: Any, sweep_file: str, *, parallel: int) -> Path:
+    """The sweep ``sweep_file`` (named :data:`SWEEP`) created in ``lab`` and started on GKE (``--parallel``)."""
     make_gke_project(lab)
     gcs.create_bucket(BUCKET)
-    (lab / "duo.yaml").write_text(SWEEP_FILE)
+    (lab / "duo.yaml").write_text(sweep_file)
     code, _, stderr = invoke("experiment", "sweep", "-f", "duo.yaml", "--no-build")
     assert code == 0, stderr
-    code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", "2")
+    code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", str(parallel))
     assert code == 0, stdout + stderr
     return lab
 

@@ -5,8 +5,9 @@ No Kubernetes API server or Docker here (docs/design.md §12), so this stands in
 cluster would do and changing only what cannot be the same on one machine — each substitution is explicit below:
 
 - mounts: each container's ``volumeMounts`` become folders under ``tmp_path`` (a ConfigMap's items are written
-  into its volume's folder at their ``path``, sub-folders included), the results bucket's CSI volume is the
-  bucket (on gcp-storage-emulator, made empty) mounted for the pod by the GCS FUSE stand-in (tests/gcsfuse.py: a
+  into its volume's folder at their ``path``, sub-folders included, with the item's ``mode`` or else the volume's
+  ``defaultMode``, 0644, as KeyToPath and ConfigMapVolumeSource document them), the results bucket's CSI volume is
+  the bucket (on gcp-storage-emulator, made empty) mounted for the pod by the GCS FUSE stand-in (tests/gcsfuse.py: a
   file reaches the bucket when it is closed), and an argument under a mount path is rewritten to the same path
   under its folder;
 - env: as the manifest writes it; ``valueFrom.secretKeyRef`` is read from the rendered Secret, and the indexed
@@ -107,6 +108,7 @@ class Pod:
                         target.write_bytes(base64.b64decode(binary[item["key"]]))
                     else:
                         target.write_text(config_map["data"][item["key"]])
+                    target.chmod(item.get("mode", volume["configMap"].get("defaultMode", 0o644)))
             mounts[mount["mountPath"]] = folder
         return mounts
 

@@ -136,6 +136,21 @@ def test_a_shared_cluster_experiment_reaches_the_cluster_through_the_stack_refer
     assert any(SHARED_STACK in note for note in plan.cost.notes)
 
 
+def test_gpu_pools_upgrade_without_a_surge_node() -> None:
+    """GKE's default surge upgrade adds a node first, which a GPU pool's quota often has no room for (the upgrade then
+    fails and is retried for ever); the GPU pool upgrades in place instead, one node at a time. The CPU pool keeps
+    GKE's default. The keys are checked against pulumi-gcp's own input types by the plan's mocks."""
+    plan = plan_for(stack_config(in_mode("space-invaders-dqn", "distributed")))
+    learner = plan.named("space-invaders-dqn-learner-pool").inputs
+    assert learner["nodeConfig"]["guestAccelerators"]
+    assert learner["upgradeSettings"] == {"strategy": "SURGE", "maxSurge": 0, "maxUnavailable": 1}
+    assert "upgradeSettings" not in plan.named("space-invaders-dqn-cpu-pool").inputs
+    assert (
+        "upgradeSettings"
+        not in plan_for(stack_config(in_mode("cartpole-ppo", "single"))).named("cartpole-ppo-learner-pool").inputs
+    )  # no GPU: the default surge
+
+
 @pytest.mark.parametrize("mode", RUN_MODES)
 def test_only_the_learner_asks_for_a_gpu(mode: str) -> None:
     plan = plan_for(stack_config(in_mode("space-invaders-dqn", mode)))

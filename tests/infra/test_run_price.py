@@ -17,6 +17,7 @@ from infra_testkit import containers, experiment, jobs, plan_for, stack_config
 from infra.manifests import build_manifests, context_for
 from infra.pod_parts import EXIT_COST_LIMIT, HOURLY_PRICE_ENV
 from infra.run_price import run_hourly_price
+from infra.sweep_manifests import trial_results
 
 DISK_HOUR = 0.10 / 730  # pd-balanced, $ per GB-hour
 # space-invaders-dqn: a pool of 2 x n1-standard-8 (8 vCPU, 30 GiB) spot with one T4 each, 100 GB disks, of which its
@@ -129,9 +130,10 @@ def test_each_trial_of_a_gke_sweep_with_max_cost_gets_its_share_of_the_price(sha
     assert HOURLY_PRICE_ENV not in trial_env(sweep_job(shared=shared))  # no max_cost, no price
 
 
-def test_a_trial_pod_pauses_itself_at_its_max_cost_with_exit_3(tmp_path: Path) -> None:
+def test_a_trial_pod_pauses_itself_at_its_max_cost_with_exit_0(tmp_path: Path) -> None:
     """Trial 0's pod as a process, with the env and args the Job gives it: the trainer counts the price against its
-    max_cost (it no longer says "this run has none"), pauses and exits 3, which fails only its index."""
+    max_cost (it no longer says "this run has none"), pauses and exits 0 (``--index``: a trial), which completes its
+    index instead of failing it; ``result.json`` says it paused and why."""
     job = sweep_job("max_cost=0.00001", "total_timesteps=200000")
     env = {"PATH": os.environ["PATH"], **{k: v for k, v in trial_env(job).items() if v is not None}, "TRIAL_INDEX": "0"}
     spec_dir = tmp_path / "spec"
@@ -140,12 +142,20 @@ def test_a_trial_pod_pauses_itself_at_its_max_cost_with_exit_3(tmp_path: Path) -
 
     for name, text in trials_data(sweep_settings("max_cost=0.00001", "total_timesteps=200000").trials).items():
         (spec_dir / name).write_text(text)
-    args = ["run", "--spec", str(spec_dir / "trial-0.yaml"), "--output", str(tmp_path / "out")]
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    output = tmp_path / "out"
+    args = [
+        arg.replace("$(TRIAL_INDEX)", "0")
+        .replace("/etc/tfcli/", f"{spec_dir}/")
+        .replace(trial_results("cartpole-lr", 0), str(output))
+        for arg in container["args"]
+    ]
+    assert args[-2:] == ["--index", "0"]
     command = [sys.executable, "-m", "trainer", *args]
     done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert done.returncode == EXIT_COST_LIMIT, done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads((tmp_path / "out" / "result.json").read_text())
     assert result["status"] == "paused" and result["reason"].startswith("max_cost reached")
     assert "has none" not in done.stderr
     rule = job["spec"]["podFailurePolicy"]["rules"][0]
-    assert rule["action"] == "FailIndex" and EXIT_COST_LIMIT in rule["onExitCodes"]["values"]
+    assert rule["action"] == "FailIndex" and EXIT_COST_LIMIT in rule["onExitCodes"]["values"]  # an older trainer

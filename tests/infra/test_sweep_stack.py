@@ -68,7 +68,7 @@ def test_each_pod_selects_its_trial_by_index_and_writes_its_own_results_folder()
     assert index["valueFrom"]["fieldRef"]["fieldPath"] == f"metadata.annotations['{INDEX_ANNOTATION}']"
     assert container["args"] == [
         "run", "--spec", "/etc/tfcli/trial-$(TRIAL_INDEX).yaml",
-        "--output", "/results/cartpole-lr/cartpole-lr-$(TRIAL_INDEX)",
+        "--output", "/results/cartpole-lr/cartpole-lr-$(TRIAL_INDEX)", "--index", "$(TRIAL_INDEX)",
     ]  # fmt: skip
     (config_map,) = [r for r in result.of_type("kubernetes:core/v1:ConfigMap")]
     data = config_map.inputs["data"]

@@ -12,7 +12,7 @@ import pytest
 from trainer_testkit import complete_checkpoints, finish, read_progress, read_result, trainer_process
 
 from trainer.hooks.cost_limit import CostLimit, cost_limit_reason, parse_hourly_price
-from trainer.results import COST_LIMIT_EXIT_CODE
+from trainer.results import COST_LIMIT_EXIT_CODE, TRIAL_COST_LIMIT_EXIT_CODE
 from trainer.signals import StopRequest
 from trainer.state import RunState
 
@@ -20,8 +20,8 @@ PRICE = 720.0  # dollars per hour: 20 cents per second of training
 BUDGET = 10_000_000  # never reached: the cost limit ends the runs
 
 
-def run_with_price(spec: Path, output: Path) -> tuple[int, str]:
-    return finish(trainer_process("run", "--spec", str(spec), "--output", str(output)), timeout=300)
+def run_with_price(spec: Path, output: Path, *more: str) -> tuple[int, str]:
+    return finish(trainer_process("run", "--spec", str(spec), "--output", str(output), *more), timeout=300)
 
 
 def dollars(reason: str) -> tuple[float, float]:
@@ -65,6 +65,20 @@ def test_the_run_pauses_itself_at_max_cost_and_counts_resumed_time(
     assert last["timesteps"] > first["timesteps"]
     episodes = read_progress(output)
     assert [line["episode"] for line in episodes] == list(range(1, len(episodes) + 1))  # none listed twice
+
+
+def test_a_sweeps_trial_at_max_cost_exits_0_so_its_job_index_is_not_failed(
+    tmp_path: Path, spec_file: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--index`` (what a GKE sweep's Job passes): paused, with the reason, but exit 0, which completes the index."""
+    monkeypatch.setenv("TFCLI_HOURLY_PRICE", str(PRICE))
+    output = tmp_path / "out"
+    spec = spec_file(total_timesteps=BUDGET, max_cost=0.01, saver_frequency="1000000t")
+    code, stderr = run_with_price(spec, output, "--index", "4")
+    assert code == TRIAL_COST_LIMIT_EXIT_CODE == 0, stderr
+    result = read_result(output)
+    assert result["status"] == "paused" and result["reason"].startswith("max_cost reached ($")
+    assert complete_checkpoints(output)[-1]["timesteps"] == result["timesteps"]
 
 
 def test_without_a_price_max_cost_does_not_stop_the_run(tmp_path: Path, spec_file: Any) -> None:

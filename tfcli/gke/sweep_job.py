@@ -2,9 +2,9 @@
 
 The bucket says what a trial wrote (``result.json``, ``progress.jsonl``); only the Job says what the controller did
 with it (infra/sweep_manifests.py): a trial whose index failed (exit 2 before it wrote anything, a crash past its
-retries, ``max_cost``'s exit 3) is in ``status.failedIndexes``, and a Job that ended (``Failed``, ``Complete``)
-starts no more pods, so a trial that never started never will. Without the Job, a sweep with a failed trial would
-look "running" for ever and ``start -s --wait`` would never return.
+retries) is in ``status.failedIndexes`` (one paused at ``max_cost`` exits 0: its index completes), and a Job that
+ended (``Failed``, ``Complete``) starts no more pods, so a trial that never started never will. Without the Job, a
+sweep with a failed trial would look "running" for ever and ``start -s --wait`` would never return.
 """
 
 from __future__ import annotations
@@ -82,15 +82,18 @@ def trial_verdict(
 ) -> TrialVerdict | None:
     """A trial's true state when the Job knows better than the bucket (None: the bucket's ``state`` stands).
 
-    - its index failed: failed, with its last pod's reason (the trainer's error line, OOMKilled, ...) — unless the
-      trainer paused it at ``max_cost`` (exit 3: its ``result.json`` says so, ``paused_for``, or its last pod's exit
-      code does), which stays "paused" with that reason;
+    - the trainer paused it at ``max_cost`` (its ``result.json`` says so, ``paused_for``): paused, with that reason,
+      whether its index completed (the trial exits 0) or failed (an older trainer's exit 3);
+    - its index failed: failed, with its last pod's reason (the trainer's error line, OOMKilled, ...) — unless its
+      last pod's exit code says it paused at ``max_cost`` (3, before it wrote ``result.json``): paused;
     - the Job failed and the trial had not ended: stopped — it never started, or was terminated with the Job.
     """
     reason = pod.reason if pod is not None else ""
+    if paused_for:  # its index completed (exit 0) or, with an older trainer, failed (exit 3)
+        return TrialVerdict("paused", paused_for)
     if index in job.failed_indexes:
-        if paused_for or (pod is not None and pod.state == "paused"):
-            return TrialVerdict("paused", paused_for or reason or "max_cost reached")
+        if pod is not None and pod.state == "paused":
+            return TrialVerdict("paused", reason or "max_cost reached")
         return TrialVerdict("failed", reason or "its index failed (the Job's failedIndexes)")
     if job.failed is not None and state not in ENDED and state != "paused":
         started = "was stopped with it" if pod is not None else "never started"
@@ -99,7 +102,7 @@ def trial_verdict(
 
 
 def sweep_state(job: JobReading) -> str | None:
-    """The sweep's state when its Job has ended (None while it runs)."""
-    if job.failed is not None:
-        return "failed"
-    return "completed" if job.complete else None
+    """``failed`` when the sweep's Job failed; None otherwise, when the trials' own reading decides: a Job that
+    completed ran every index to its end, but a trial paused at ``max_cost`` ends its index with exit 0 too, so a
+    complete Job is a completed sweep only when every trial completed (or was pruned)."""
+    return "failed" if job.failed is not None else None

@@ -144,10 +144,12 @@ def view(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks, reads: Buck
         if state.outputs.get("kubeconfig"):
             cluster = read_cluster(store, sweep.name, state.outputs)
             readings = cluster.judge(readings)
-        current = _sweep_state(readings, suspended=bool(state.outputs.get("suspended")))
-        if cluster is not None and cluster.job is not None:
-            current = sweep_job.sweep_state(cluster.job) or current
-            detail = cluster.job.failed or ""
+        job = cluster.job if cluster is not None else None
+        ended = job is not None and job.complete  # starts nothing more, suspended or not: resume makes a new Job
+        current = _sweep_state(readings, suspended=bool(state.outputs.get("suspended")) and not ended)
+        if job is not None:
+            current = sweep_job.sweep_state(job) or current
+            detail = job.failed or ""
         if current == "failed" and not detail:
             short = [
                 f"{reading.trial.name} {reading.state}" for reading in readings if reading.state not in ENDED_FOR_GOOD

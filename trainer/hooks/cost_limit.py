@@ -6,8 +6,10 @@ learner's node, its CPU nodes, their GPUs and disks and, on a cluster of its own
 before a resume (the checkpoint's ``wall_seconds``), so a run paused and resumed keeps counting where it stopped. When
 it reaches the limit the hook asks the loop to stop: the run checkpoints, writes ``status: paused`` with the reason in
 ``result.json`` and exits :data:`trainer.results.COST_LIMIT_EXIT_CODE`, which ends its Job for good (a plain pause, 143,
-would be started again by the Job and pause again at once, keeping a GPU node up). Raising ``max_cost`` and starting the
-experiment again continues it from the checkpoint.
+would be started again by the Job and pause again at once, keeping a GPU node up). A sweep's trial exits 0 instead
+(:data:`trainer.results.TRIAL_COST_LIMIT_EXIT_CODE`): its index of the Indexed Job ends without counting as failed, so
+trials at their limit never fail the sweep's Job as a shared fault would. Raising ``max_cost`` and starting the
+experiment again (``resume -s`` for a sweep, whose new Job runs such a trial again) continues it from the checkpoint.
 
 The price covers the run's time in training, not the minutes of scheduling and start-up around it: a floor of what
 the run cost, which is what a limit needs to be safe to leave unattended only with a margin (``status`` warns at 80 %).
