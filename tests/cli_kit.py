@@ -82,5 +82,5 @@ base:
 axes:
   max_timesteps_per_episode: [500, 6]
 seeds: 2
-early_stop: {{reduction: 2, min_timesteps: 150, recheck_seconds: 0.2}}
+early_stop: {{reduction: 2, min_timesteps: 150, recheck_seconds: 1}}
 """

@@ -24,7 +24,7 @@ def test_a_hopeless_combination_is_pruned_at_the_first_rung(lab: Path) -> None:
     assert "rungs at 150, 300 timesteps" in said and "top 1/2" in said
     trial = yaml.safe_load((lab / "experiments" / "asha-3" / "experiment.yaml").read_text())
     assert trial["early_stop"] == {
-        "sweep": "asha", "trials": 4, "seeds": 2, "reduction": 2, "rungs": [150, 300], "recheck_seconds": 0.2
+        "sweep": "asha", "trials": 4, "seeds": 2, "reduction": 2, "rungs": [150, 300], "recheck_seconds": 1.0
     }  # fmt: skip
 
     code, stdout, stderr = invoke("experiment", "start", "-s", "asha", "--parallel", "2")  # waits until it ends
