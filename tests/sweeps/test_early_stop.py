@@ -167,3 +167,12 @@ def test_the_sweep_files_early_stop_key(tmp_path: Path) -> None:
     )
     with pytest.raises(InvalidInput, match=r"early_stop \(--early-stop\): rungs are in timesteps"):
         plan_sweep(str(episodes), SweepOptions(), LIBRARY)
+
+
+def test_a_single_valued_set_is_a_constant_not_an_axis() -> None:
+    """``--set total_timesteps=24000`` gives every trial the same budget: the rungs fall inside it (issue 28)."""
+    planned = plan(sets=["total_timesteps=24000"], early_stop=True)
+    assert {trial.data["total_timesteps"] for trial in planned.trials} == {24000}
+    assert planned.trials[0].data["early_stop"]["rungs"] == [2667, 8001]  # 24,000 / 3², rounded up; x 3
+    with pytest.raises(InvalidInput, match="do not sweep total_timesteps"):
+        plan(sets=["total_timesteps=24000,30000"], early_stop=True)
