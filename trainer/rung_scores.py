@@ -22,7 +22,9 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from tfcli.spec.early_stop import TrialEarlyStop
 from trainer.files import atomic_write_text
+from trainer.rungs import combination_score
 
 FOLDER = "rungs"
 
@@ -97,3 +99,54 @@ class RungScores:
     def score(self, trial: int, rung: int) -> float | None:
         """Trial ``trial``'s score at ``rung``: None when it has not reached it or reached it without a score."""
         return self._known.get((trial, rung)) if self.reached(trial, rung) else None
+
+
+ENDED = ("completed", "pruned", "failed")  # a trial in one of these states reaches no further rung
+
+
+def _status(folder: Path, read: Reader) -> str | None:
+    """A trial's ``result.json`` status (None: none yet, or unreadable right now)."""
+    try:
+        data = json.loads(read(folder / "result.json"))
+    except (OSError, ValueError):
+        return None
+    status = data.get("status") if isinstance(data, dict) else None
+    return status if isinstance(status, str) else None
+
+
+class SweepRungs:
+    """A sweep's standing at its rungs from the published scores: each combination's IQM over the seeds that reached a
+    rung, and whether a rung could still be reached by a combination that has not reached it yet."""
+
+    def __init__(self, settings: TrialEarlyStop, folders: Sequence[Path], read: Reader = _read_text) -> None:
+        self.settings = settings
+        self.folders = list(folders)
+        self.board = RungScores(folders, read)
+        self._read = read
+        self._members = [len(members) for members in settings.combinations()]
+
+    def _trials(self, combination: int) -> range:
+        first = combination * self.settings.seeds
+        return range(first, first + self._members[combination])
+
+    def scores(self, rung: int) -> dict[int, float]:
+        """Each combination that has reached ``rung``: the IQM of its seeds that have."""
+        found = {}
+        for number in range(len(self._members)):
+            values = [self.board.score(trial, rung) for trial in self._trials(number)]
+            score = combination_score([value for value in values if value is not None])
+            if score is not None:
+                found[number] = score
+        return found
+
+    def could_still_decide(self, rung: int) -> int:
+        """How many combinations without a score at ``rung`` still have a trial that may reach it (one that has not
+        ended: queued, running, paused, or waiting at a lower rung). A ``result.json`` that cannot be read counts as
+        not ended."""
+        reached = self.scores(rung)
+        return sum(
+            1
+            for number in range(len(self._members))
+            if number not in reached
+            and any(_status(self.folders[trial], self._read) not in ENDED for trial in self._trials(number))
+        )

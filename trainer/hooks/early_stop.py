@@ -9,11 +9,11 @@ on. A sibling's folder is the trial's own output folder with the sibling's name 
 ``experiments/<sweep>-<j>/results`` or ``/results/<sweep>/<sweep>-<j>``. A score once read is kept (it never
 changes), and a sibling whose file cannot be read (missing, ``ESTALE``, any ``OSError``) has not reached the rung.
 
-A rung that fewer than ``reduction`` combinations have reached is not decided: the trial goes on and judges it
-again after ``recheck_seconds``, but no sooner than the mount's metadata TTL, doubling the wait after each undecided
-recheck (up to :data:`MAX_RECHECK_SECONDS`). It never waits: a waiting trial would hold a slot that a queued
-sibling needs. So a hopeless combination that gets to a rung first is pruned as soon as enough others get there,
-if it is still running.
+A rung that fewer than ``reduction`` combinations have reached is not decided. Where the trial's scheduler starts
+waiting trials again (the local queue), it waits there while others could still decide it (:mod:`trainer.rung_wait`:
+it asks the loop to stop, checkpoints and ends ``paused``, waiting); with nobody left to compare against it goes on.
+Elsewhere (a GKE Job) it goes on and judges the rung again after ``recheck_seconds``, but no sooner than the mount's
+metadata TTL, doubling the wait after each undecided recheck (up to :data:`MAX_RECHECK_SECONDS`).
 
 A pruned trial asks the loop to stop; the run checkpoints, writes ``result.json`` with status ``pruned`` and the
 reason, and exits 0 (on GKE its index completes and the next trial takes the slot). Rungs a resumed run has already
@@ -38,8 +38,8 @@ from trainer.files import atomic_write_text
 from trainer.hooks import Hook
 from trainer.hooks.progress_log import FILENAME as PROGRESS
 from trainer.hooks.progress_log import read_episodes
-from trainer.rung_scores import NotReached, Reader, RungScores, publish, read_published, rung_file
-from trainer.rungs import combination_score, judge
+from trainer.rung_scores import NotReached, Reader, SweepRungs, publish, read_published, rung_file
+from trainer.rung_wait import may_wait, standing
 from trainer.scores import score_before
 from trainer.signals import StopRequest
 from trainer.state import RunState
@@ -100,33 +100,26 @@ def trial_score(folder: Path, rung: int, *, reached: bool = False) -> float | No
 
 
 class EarlyStop(Hook):
-    """Publishes the trial's score at each rung it passes and judges the rung from its siblings' published scores
-    (again, while undecided, backing off); asks the loop to stop when pruned."""
+    """Publishes the trial's score at each rung it passes and judges the rung from its siblings' published scores:
+    prunes, goes on, or (where its scheduler starts it again, :mod:`trainer.rung_wait`) waits at the rung; while
+    undecided and not waiting, judges it again, backing off."""
 
-    def __init__(
-        self,
-        settings: TrialEarlyStop,
-        folders: list[Path],
-        own: int,
-        stop: StopRequest,
-        state: RunState,
-        read: Reader | None = None,
-    ) -> None:
-        self._settings = settings
-        self._folders = folders  # trial k's results folder, this trial's own at ``own``
+    def __init__(self, rungs: SweepRungs, own: int, stop: StopRequest, state: RunState) -> None:
+        self._settings = rungs.settings
+        self._rungs = rungs
+        self._board = rungs.board
         self._own = own
-        self._output = folders[own]
+        self._output = rungs.folders[own]
         self._stop = stop
-        self._board = RungScores(folders, read) if read is not None else RungScores(folders)
-        self._members = [len(members) for members in settings.combinations()]
-        for rung in settings.rungs:
+        for rung in self._settings.rungs:
             if rung <= state.timesteps:
                 self._publish(rung)  # passed before a crash that came before its file, or by an older trainer
-        self._ahead = [rung for rung in settings.rungs if rung > state.timesteps]
+        self._ahead = [rung for rung in self._settings.rungs if rung > state.timesteps]
         self._undecided: list[int] = []
-        self._interval = first_recheck(settings)
+        self._interval = first_recheck(self._settings)
         self._next_check = 0.0
         self.pruned: str | None = None  # the reason, once pruned
+        self.waiting: str | None = None  # the reason, once it waits at a rung
 
     def _publish(self, rung: int) -> None:
         """Work out this trial's score at ``rung`` from its own progress (once) and publish it for its siblings."""
@@ -140,7 +133,7 @@ class EarlyStop(Hook):
             self._board.know(self._own, rung, score)
 
     def after_step(self, state: RunState) -> None:
-        if self.pruned is not None or self._stop.requested:
+        if self.pruned is not None or self.waiting is not None or self._stop.requested:
             return
         passed = False
         while self._ahead and state.timesteps >= self._ahead[0]:
@@ -163,33 +156,24 @@ class EarlyStop(Hook):
 
     def scores(self, rung: int) -> dict[int, float]:
         """Each combination that has reached ``rung``: the IQM of its seeds that have."""
-        found = {}
-        seeds = self._settings.seeds
-        for number, members in enumerate(self._members):
-            values = [self._board.score(number * seeds + k, rung) for k in range(members)]
-            score = combination_score([value for value in values if value is not None])
-            if score is not None:
-                found[number] = score
-        return found
+        return self._rungs.scores(rung)
 
     def judge(self) -> None:
-        """Decide every undecided rung that enough combinations have reached; the first that prunes stops the run."""
-        reduction = self._settings.reduction
+        """Decide every undecided rung that can be; the first that prunes (or waits) stops the run."""
         for rung in list(self._undecided):
-            verdict = judge(self._own // self._settings.seeds, self.scores(rung), reduction)
-            if verdict is None:
+            now = standing(self._rungs, self._own, rung)
+            if now.decision == "wait":
+                if may_wait():
+                    self.waiting = now.words
+                    log.info("early stop: %s; checkpointing and giving the slot to another trial", now.words)
+                    self._stop.request(now.words)
+                    return
                 continue
             self._undecided.remove(rung)
-            if verdict.goes_on:
-                log.info(
-                    "early stop: rung %s timesteps: IQM %.1f, in the top %d of %d combinations: going on",
-                    f"{rung:,}",
-                    verdict.score,
-                    verdict.kept,
-                    verdict.combinations,
-                )
+            if now.decision == "go":
+                log.info("early stop: rung %s timesteps: %s: going on", f"{rung:,}", now.words)
                 continue
-            self.pruned = verdict.reason(rung, reduction)
+            self.pruned = now.words
             log.warning("early stop: pruned: %s; checkpointing and ending", self.pruned)
             self._stop.request(self.pruned)
             return
@@ -217,15 +201,27 @@ def early_stopping(
     if released(output):
         log.info("early stop: off for this run, a pruned trial resumed to train on (resume --include-pruned)")
         return None
-    index = settings.index_of(name)
-    output = output.absolute()
-    found = [sibling_folder(output, name, settings.trial_name(k)) for k in range(settings.trials)]
-    if index is None or any(folder is None for folder in found):
+    found = sweep_rungs(settings, name, output, read)
+    if found is None:
         log.warning(
             "early_stop names sweep %s, but %s is not one of its trials in a folder named after it; not stopping early",
             settings.sweep,
             output,
         )
         return None
+    rungs, index = found
+    return EarlyStop(rungs, index, stop, state)
+
+
+def sweep_rungs(
+    settings: TrialEarlyStop, name: str, output: Path, read: Reader | None = None
+) -> tuple[SweepRungs, int] | None:
+    """The sweep's rungs as trial ``name`` (whose results are in ``output``) sees them, and its number (None: it is
+    not one of the sweep's trials in a folder named after it)."""
+    index = settings.index_of(name)
+    output = output.absolute()
+    found = [sibling_folder(output, name, settings.trial_name(k)) for k in range(settings.trials)]
+    if index is None or any(folder is None for folder in found):
+        return None
     folders = [folder for folder in found if folder is not None]
-    return EarlyStop(settings, folders, index, stop, state, read)
+    return (SweepRungs(settings, folders, read) if read is not None else SweepRungs(settings, folders)), index
