@@ -1,26 +1,24 @@
-"""Early stopping (ASHA) on the bundled cartpole-lr sweep widened with a hopeless learning rate: the timesteps spent
-against the full grid, and whether the best combination is the same.
+"""Early stopping (ASHA) in every queue order and parallelism: timesteps spent against the full grid, and the winner.
 
-The sweep is ``cartpole-lr`` (PPO on CartPole-v1, 16 environments) at learning rates 3e-3, 1e-3, 3e-4 and a hopeless
-1e-6 (it learns nothing in the budget), run twice on this machine as a user runs it (``tfcli experiment sweep -f
-FILE --start --local``, in a fresh ``tfcli init`` project each): once as the full grid, once with ``early_stop``
-(default reduction 3 and rungs, ``--reduction``/``--min-timesteps`` to change them). Printed per run: trials
-completed and pruned, timesteps spent (the sum over trials of what each trained) against the full grid's (trials x
-budget), wall time, and the best combination by ``list -s``'s rule (the highest final-return IQM over seeds,
-judged on completed trials).
+The grid has hopeless combinations: a tiny PPO on CartPole-v1 whose episodes are cut at ``--cuts`` timesteps
+(default 5, 8 and 500: a return can never pass 5 or 8, where a random CartPole start averages ~20; the 500 one is
+the only one that can win), ``--seeds`` each. It is run as a user runs it (``tfcli experiment sweep -f FILE
+--no-build --start --local``, a fresh ``tfcli init`` project each): once as the full grid (``--parallel`` all), then
+with ``early_stop`` in three queue orders — the hopeless values first on the axis, last, and shuffled
+(``--shuffle-seed``) — at ``--parallel`` 1, 2 and all trials. Printed per cell: trials completed / pruned, timesteps
+spent (the sum over trials of what each trained) against the full grid's, and the winner by ``list -s``'s rule.
+Goal: at most 50% of the full grid's timesteps in every cell, with the same winner as the full grid. Not a timing
+benchmark: wall time is printed but depends on the machine's load.
 
-Both runs start trials in grid order, ``--parallel`` at a time, so which combination reaches a rung first is the
-same in both; with fewer than ``reduction`` combinations at a rung nothing is pruned yet (docs/design.md §6.6), so
-on 2 cores the first combinations complete and the later ones are judged against them.
-
-Run: ``uv run python -m bench.early_stop [--timesteps 20000] [--seeds 2] [--parallel 2] [--reduction 3]
-[--min-timesteps T] [--learning-rates 3e-3,1e-3,3e-4,1e-6]``.
+Run: ``uv run python -m bench.early_stop [--timesteps 1200] [--seeds 2] [--cuts 5,8,500] [--reduction 3]
+[--parallel 1,2,all] [--orders first,last,shuffled]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 import sys
 import tempfile
@@ -29,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+GOOD_CUT = 500  # CartPole-v1's own limit: the only cut a combination can win with
 
 
 def tfcli(project: Path, *args: str) -> str:
@@ -40,78 +40,107 @@ def tfcli(project: Path, *args: str) -> str:
     return done.stdout
 
 
-def sweep_file(name: str, arguments: argparse.Namespace, early_stop: bool) -> dict[str, Any]:
-    bundled = Path(__file__).resolve().parent.parent / "tfcli" / "configs" / "sweeps" / "cartpole-lr.yaml"
-    data = yaml.safe_load(bundled.read_text())
-    data["name"] = name
-    data["base"] = {**data["base"], "name": name, "total_timesteps": arguments.timesteps}
-    data["axes"] = {"agent.learning_rate": [float(v) for v in arguments.learning_rates.split(",")]}
-    data["seeds"] = arguments.seeds
-    data["parallel"] = arguments.parallel
+def ordered(cuts: list[int], order: str, shuffle_seed: int) -> list[int]:
+    """The axis's values with the hopeless ones first, last, or shuffled."""
+    hopeless = [cut for cut in cuts if cut != GOOD_CUT]
+    good = [cut for cut in cuts if cut == GOOD_CUT]
+    if order == "first":
+        return hopeless + good
+    if order == "last":
+        return good + hopeless
+    values = list(cuts)
+    random.Random(shuffle_seed).shuffle(values)
+    return values
+
+
+def sweep_file(name: str, arguments: argparse.Namespace, cuts: list[int], early_stop: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "name": name,
+        "base": {
+            "name": name,
+            "environment": "cartpole",
+            "cluster": "single-node",
+            "agent": {
+                "agent": "ppo",
+                "batch_size": 2,
+                "learning_rate": 1e-3,
+                "network": [{"type": "dense", "size": 8, "activation": "tanh"}],
+            },
+            "total_timesteps": arguments.timesteps,
+            "saver_frequency": "100000t",
+        },
+        "axes": {"max_timesteps_per_episode": cuts},
+        "seeds": arguments.seeds,
+    }
     if early_stop:
-        settings: dict[str, Any] = {"reduction": arguments.reduction}
-        if arguments.min_timesteps:
-            settings["min_timesteps"] = arguments.min_timesteps
-        data["early_stop"] = settings
-    return dict(data)
+        data["early_stop"] = {"reduction": arguments.reduction, "recheck_seconds": 1}
+    return data
 
 
-def measure(root: Path, arguments: argparse.Namespace, early_stop: bool) -> dict[str, Any]:
-    name = "asha" if early_stop else "grid"
+def measure(root: Path, arguments: argparse.Namespace, cuts: list[int], parallel: int, label: str) -> dict[str, Any]:
+    early_stop = label != "full grid"
+    name = "grid" if not early_stop else f"asha-{len(list(root.iterdir()))}"
     project = root / name
     subprocess.run([sys.executable, "-m", "tfcli", "init", str(project)], check=True, capture_output=True)
-    (project / f"{name}.yaml").write_text(yaml.safe_dump(sweep_file(name, arguments, early_stop), sort_keys=False))
+    (project / f"{name}.yaml").write_text(yaml.safe_dump(sweep_file(name, arguments, cuts, early_stop)))
     began = time.monotonic()
-    created = tfcli(project, "experiment", "sweep", "-f", f"{name}.yaml", "--no-build", "--start", "--local")
+    tfcli(project, "experiment", "sweep", "-f", f"{name}.yaml", "--no-build", "--start", "--local",
+          "--parallel", str(parallel))  # fmt: skip
     seconds = time.monotonic() - began
-    status = json.loads(tfcli(project, "experiment", "status", "-s", name, "--json"))
+    trials = json.loads(tfcli(project, "experiment", "status", "-s", name, "--json"))["trials"]
     rows = json.loads(tfcli(project, "experiment", "list", "-s", name, "--json"))
-    trials = status["trials"]
-    best = next((row for row in rows if row["best"]), None)
-    rungs = next((line.strip() for line in created.splitlines() if "early stopping" in line), "")
+    best = next((row["label"] for row in rows if row["best"]), "-")
     return {
-        "run": "early stop" if early_stop else "full grid",
-        "trials": len(trials),
+        "cell": label,
+        "order": ",".join(str(cut) for cut in cuts),
+        "parallel": parallel,
         "completed": sum(t["state"] == "completed" for t in trials),
         "pruned": sum(t["state"] == "pruned" for t in trials),
         "spent": sum(int(t["timesteps"]) for t in trials),
         "grid": len(trials) * arguments.timesteps,
         "seconds": seconds,
-        "best": best["label"] if best else "-",
-        "best_iqm": best["iqm"] if best else None,
-        "rungs": rungs,
-        "pruned_trials": [(t["trial"], t["detail"]) for t in trials if t["state"] == "pruned"],
+        "best": best,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--timesteps", type=int, default=20_000, help="each trial's budget")
+    parser.add_argument("--timesteps", type=int, default=1200, help="each trial's budget")
     parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--parallel", type=int, default=2, help="trials at a time")
+    parser.add_argument("--cuts", default="5,8,500", help="max_timesteps_per_episode values; all but 500 hopeless")
     parser.add_argument("--reduction", type=int, default=3)
-    parser.add_argument("--min-timesteps", type=int, default=None, help="the first rung (default: budget/reduction²)")
-    parser.add_argument("--learning-rates", default="3e-3,1e-3,3e-4,1e-6", help="the axis; the last is hopeless")
+    parser.add_argument("--parallel", default="1,2,all", help="trials at a time, comma-separated ('all': every)")
+    parser.add_argument("--orders", default="first,last,shuffled", help="where the hopeless values go")
+    parser.add_argument("--shuffle-seed", type=int, default=1)
     arguments = parser.parse_args()
+    cuts = [int(value) for value in arguments.cuts.split(",")]
+    trials = len(cuts) * arguments.seeds
+    parallels = [trials if value == "all" else int(value) for value in arguments.parallel.split(",")]
+    results = []
     with tempfile.TemporaryDirectory(prefix="bench-early-stop-") as folder:
-        results = [measure(Path(folder), arguments, early_stop) for early_stop in (False, True)]
-    print(f"cartpole-lr at learning rates {arguments.learning_rates}, {arguments.seeds} seeds, "
-          f"{arguments.timesteps:,} timesteps per trial, {arguments.parallel} at a time")  # fmt: skip
-    if results[1]["rungs"]:
-        print(results[1]["rungs"])
+        root = Path(folder)
+        full = measure(root, arguments, cuts, trials, "full grid")
+        results.append(full)
+        for order in arguments.orders.split(","):
+            for parallel in parallels:
+                results.append(measure(root, arguments, ordered(cuts, order, arguments.shuffle_seed), parallel,
+                                       f"hopeless {order}"))  # fmt: skip
+                print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+    print(f"max_timesteps_per_episode cut at {arguments.cuts} ({GOOD_CUT} the only one that can win), "
+          f"{arguments.seeds} seeds, {arguments.timesteps:,} timesteps per trial, "
+          f"reduction {arguments.reduction}")  # fmt: skip
     print()
-    print("| run | trials completed / pruned | timesteps spent | of the full grid | wall s | best combination (IQM) |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| queue order | axis order | parallel | completed / pruned | timesteps spent | of the full grid "
+          "| winner | same winner | wall s |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
-        iqm = "-" if r["best_iqm"] is None else f"{r['best_iqm']:.1f}"
+        same = "yes" if r["best"] == full["best"] else "NO"
         print(
-            f"| {r['run']} | {r['completed']} / {r['pruned']} | {r['spent']:,} | {r['spent'] / r['grid']:.0%} | "
-            f"{r['seconds']:.0f} | {r['best']} ({iqm}) |"
+            f"| {r['cell']} | {r['order']} | {r['parallel']} | {r['completed']} / {r['pruned']} | {r['spent']:,} | "
+            f"{r['spent'] / full['spent']:.0%} | {r['best']} | {same} | {r['seconds']:.0f} |"
         )
-    for trial, reason in results[1]["pruned_trials"]:
-        print(f"  {trial} pruned: {reason}")
-    same = results[0]["best"] == results[1]["best"]
-    print(f"\nbest combination the same: {'yes' if same else 'NO'}")
+    worst = max(r["spent"] / full["spent"] for r in results[1:])
+    print(f"\nat most {worst:.0%} of the full grid's timesteps in any cell (goal: 50%)")
 
 
 if __name__ == "__main__":

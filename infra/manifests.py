@@ -46,8 +46,8 @@ from infra.pod_parts import (
     FUSE_SIDECAR,
     GCS_FUSE_DRIVER,
     GRACE_SECONDS,
+    RESULTS_MOUNT_OPTIONS,
     RETRIES,
-    RUN_AS_USER,
     SKIP_AWAIT,
     SPEC_ARGS,
     SPEC_DIGEST,
@@ -146,7 +146,7 @@ def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str |
                     "driver": GCS_FUSE_DRIVER,
                     "volumeAttributes": {
                         "bucketName": ctx.bucket,
-                        "mountOptions": f"implicit-dirs,uid={RUN_AS_USER},gid={RUN_AS_USER}",
+                        "mountOptions": RESULTS_MOUNT_OPTIONS,
                     },
                 },
             },

@@ -15,6 +15,7 @@ from infra.code_bundle import ARGS as CODE_ARGS
 from infra.code_bundle import CODE_DIGEST, CodeBundle
 from infra.code_bundle import MOUNT as CODE_MOUNT
 from tfcli.spec import Experiment, to_yaml
+from tfcli.spec.early_stop import METADATA_TTL_SECONDS
 
 RUN_AS_USER = 1000
 GRACE_SECONDS = 120
@@ -23,6 +24,13 @@ EXIT_INVALID = 2  # the spec or a flag is invalid
 EXIT_COST_LIMIT = 3  # the trainer paused itself at max_cost: the Job ends (a 143 would start it again)
 HOURLY_PRICE_ENV = "TFCLI_HOURLY_PRICE"  # the run's $/hour, for the trainer's max_cost (infra/run_price.py)
 GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
+# The results volume's gcsfuse options (the CSI driver passes ``mountOptions`` to gcsfuse; a config-file key is
+# written ``section:key:value``, GKE docs "Cloud Storage FUSE CSI driver: mount options"). The metadata cache TTL is
+# set explicitly (gcsfuse's default is 60 s): the trials of an early-stopped sweep read each other's rung scores
+# through it and recheck no sooner than it (tfcli/spec/early_stop.py, trainer/hooks/early_stop.py).
+RESULTS_MOUNT_OPTIONS = (
+    f"implicit-dirs,metadata-cache:ttl-secs:{METADATA_TTL_SECONDS},uid={RUN_AS_USER},gid={RUN_AS_USER}"
+)
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 SKIP_AWAIT = "pulumi.com/skipAwait"  # pulumi-kubernetes otherwise waits for a Job to *complete* (hours)

@@ -66,10 +66,11 @@ seeds: 2
 """
 
 
-def early_stop_sweep(name: str = "asha") -> str:
+def early_stop_sweep(name: str = "asha", *, hopeless_first: bool = False) -> str:
     """A sweep file of 2 combinations x 2 seeds of a 600-timestep CartPole PPO with early stopping: the second
-    combination cuts episodes at 6 timesteps, so its return can never pass 6 (a random CartPole start averages ~20)
-    and it is pruned at the first rung (150 timesteps), whatever the seeds do."""
+    combination (the first with ``hopeless_first``) cuts episodes at 6 timesteps, so its return can never pass 6 (a
+    random CartPole start averages ~20) and it is pruned at the first rung (150 timesteps), whatever the seeds do."""
+    values = "[6, 500]" if hopeless_first else "[500, 6]"
     return f"""\
 name: {name}
 base:
@@ -80,7 +81,7 @@ base:
   total_timesteps: 600
   saver_frequency: 10000t
 axes:
-  max_timesteps_per_episode: [500, 6]
+  max_timesteps_per_episode: {values}
 seeds: 2
-early_stop: {{reduction: 2, min_timesteps: 150, recheck_seconds: 0.2}}
+early_stop: {{reduction: 2, min_timesteps: 150, recheck_seconds: 1}}
 """

@@ -87,10 +87,12 @@ def _run(arguments: argparse.Namespace) -> int:
     experiment = loaded.spec
     _setup_logging(arguments.debug or experiment.debug_logging)
     from trainer.budget import Budget
-    from trainer.ended import nothing_to_train, parse_hold
+    from trainer.ended import nothing_to_train, parse_hold, waiting_decided
 
     held = arguments.index is not None and arguments.index in parse_hold(arguments.hold)
-    ended = nothing_to_train(arguments.output, Budget.of(experiment), held=held)
+    ended = nothing_to_train(arguments.output, Budget.of(experiment), held=held) or waiting_decided(
+        arguments.output, experiment.early_stop, experiment.name
+    )
     if ended is not None:  # before TensorFlow is imported: a resumed sweep's finished trials end in a second
         (log.warning if ended.exit_code else log.info)("%s", ended.message)
         return ended.exit_code

@@ -9,7 +9,8 @@ cases need no TensorFlow, no environment and no agent, and so end in about a sec
 - **held** (``--hold 1,4 --index $(TRIAL_INDEX)``, what a resumed GKE sweep's Job passes): the resume left this
   trial as it ended — a failed trial without ``--retry-failed``, a pruned one without ``--include-pruned``. A trial
   that had failed (or wrote no ``result.json``: its spec was refused) exits 2, so that its index fails at once
-  (``FailIndex``) and the sweep still reads failed; any other exits 0.
+  (``FailIndex``) and the sweep still reads failed; any other exits 0;
+- **waiting at a rung** (:mod:`trainer.rung_wait`): judged again; pruned there (exit 0) or still waiting (exit 143).
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainer.budget import Budget
+
+if TYPE_CHECKING:
+    from tfcli.spec.early_stop import TrialEarlyStop
 
 RESULT = "result.json"
 HELD_FAILED_EXIT = 2  # the index fails at once, without retries (the sweep Job's FailIndex)
@@ -65,3 +69,20 @@ def nothing_to_train(output: Path, budget: Budget, *, held: bool) -> Ended | Non
     if status == "completed" and budget.reached_by(result):
         return Ended(0, f"already completed: {result.get('timesteps', 0):,} timesteps, {budget.describe()} budget")
     return None
+
+
+def waiting_decided(output: Path, settings: TrialEarlyStop | None, name: str) -> Ended | None:
+    """A trial of an early-stopped sweep that waits at a rung (:mod:`trainer.rung_wait`): pruned there now (exit 0),
+    or still waiting (exit 143); None when it goes on (promoted, or nobody left to compare against) or does not
+    wait."""
+    from trainer.hooks.early_stop import sweep_rungs
+    from trainer.rung_wait import decide_waiting
+
+    if settings is None:
+        return None
+    found = sweep_rungs(settings, name, output)
+    if found is None:
+        return None
+    rungs, index = found
+    decided = decide_waiting(settings, rungs, index, output, previous_result(output))
+    return Ended(*decided) if decided is not None else None

@@ -4,9 +4,8 @@ At a rung a trial goes on only if its combination is in the top ``1/reduction`` 
 reached the rung (at least one goes on; a tie with the last one that goes on goes on too). A combination is ranked
 by the interquartile mean over its seeds of each seed's score at the rung (:func:`trainer.scores.score_before`:
 the mean return in the last 10% of the timesteps before it). With fewer than ``reduction`` combinations at the rung
-nothing is decided yet: ASHA would let the trial through, and a hopeless combination that happens to get there
-first would never be stopped; instead the trial goes on and the rung is judged again as others reach it
-(``trainer/hooks/early_stop.py``).
+nothing is decided yet: the trial waits at the rung, or judges it again as others reach it
+(``trainer/rung_wait.py``, ``trainer/hooks/early_stop.py``).
 """
 
 from __future__ import annotations

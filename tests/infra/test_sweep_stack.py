@@ -21,6 +21,7 @@ from infra.sweep_config import sweep_settings_from_config
 from infra.sweep_manifests import INDEX_ANNOTATION, render_sweep
 from infra.sweep_program import sweep_context
 from tfcli.errors import InvalidInput
+from tfcli.spec.early_stop import METADATA_TTL_SECONDS
 from tfcli.sweeps.create import SweepOptions, plan_sweep
 
 K8S_VERSIONS = ("1.33.0", kubernetes_validate.utils.latest_version())
@@ -78,6 +79,16 @@ def test_each_pod_selects_its_trial_by_index_and_writes_its_own_results_folder()
     spec_volume = next(v for v in pod["volumes"] if v["name"] == "spec")
     assert spec_volume["configMap"]["name"] == config_map.inputs["metadata"]["name"]
     assert any(v.get("csi", {}).get("driver") == "gcsfuse.csi.storage.gke.io" for v in pod["volumes"])
+
+
+def test_the_results_mount_sets_the_metadata_ttl_the_trials_recheck_by() -> None:
+    """gcsfuse caches a file's metadata for its TTL (60 s unless set): the trials of an early-stopped sweep read each
+    other's rung scores through this mount and recheck no sooner than the TTL, so the mount must say which it is."""
+    pod = the_job(plan())["spec"]["template"]["spec"]
+    (results,) = [v for v in pod["volumes"] if v["name"] == "results"]
+    options = results["csi"]["volumeAttributes"]["mountOptions"].split(",")
+    assert f"metadata-cache:ttl-secs:{METADATA_TTL_SECONDS}" in options
+    assert {"implicit-dirs", "uid=1000", "gid=1000"} <= set(options)
 
 
 def test_on_a_shared_cluster_the_sweep_declares_no_cluster() -> None:

@@ -17,6 +17,7 @@ from tfcli.spec.library import BUNDLED_CONFIGS
 from tfcli.spec.sweep import read_sweep_file
 from tfcli.sweeps.create import SweepOptions, plan_sweep
 from trainer.hooks.early_stop import early_stopping, sibling_folder, trial_score
+from trainer.rung_scores import publish
 from trainer.rungs import judge
 from trainer.scores import final_score, score_before
 from trainer.signals import StopRequest
@@ -65,13 +66,17 @@ def test_scores_at_a_rung_use_only_the_episodes_before_it() -> None:
     assert final_score(steps, returns) == 99.0
 
 
-def write_progress(folder: Path, returns: list[float], length: int = 10) -> None:
+def write_progress(folder: Path, returns: list[float], length: int = 10, rungs: tuple[int, ...] = ()) -> None:
+    """A trial's progress; with ``rungs``, a sibling that passed them (and published its scores there, as its own
+    hook does)."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = [
         Episode(worker=0, episode=i, timesteps=i * length, length=length, wall_seconds=0.0, episode_return=r).as_json()
         for i, r in enumerate(returns, start=1)
     ]
     (folder / "progress.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for rung in rungs:
+        publish(folder, rung, trial_score(folder, rung, reached=True))
 
 
 @pytest.mark.parametrize(
@@ -87,11 +92,12 @@ def test_a_trial_prunes_itself_from_its_siblings_folders_in_either_layout(
     ).specs  # 3 combinations x 1 seed: s-0, s-1, s-2
     assert sibling_folder(tmp_path / own, "s-1", "s-2") == tmp_path / layout.format(t="s-2")
     for trial, level in (("s-0", 100.0), ("s-1", 5.0), ("s-2", 50.0)):
-        write_progress(tmp_path / layout.format(t=trial), [level] * 10)
+        write_progress(tmp_path / layout.format(t=trial), [level] * 10, rungs=() if trial == "s-1" else (100,))
     stop = StopRequest()
     hook = early_stopping(spec[1].early_stop, "s-1", tmp_path / own, stop, RunState())
-    assert hook is not None and hook.scores(100) == {0: 100.0, 1: 5.0, 2: 50.0}
+    assert hook is not None
     hook.after_step(RunState(timesteps=100))
+    assert hook.scores(100) == {0: 100.0, 1: 5.0, 2: 50.0}
     assert stop.requested and hook.pruned == "IQM 5.0 at 100 timesteps, below the top 1/2 (3 combinations at this rung)"
     assert trial_score(tmp_path / layout.format(t="s-0"), 101) is None  # not there yet
     resumed = early_stopping(spec[1].early_stop, "s-1", tmp_path / own, StopRequest(), RunState(timesteps=150))
@@ -110,7 +116,7 @@ def test_a_rung_too_few_combinations_reached_is_judged_again_as_others_arrive(tm
     assert hook is not None
     hook.after_step(RunState(timesteps=100))
     assert not stop.requested  # alone at the rung: it goes on
-    write_progress(tmp_path / "s-1", [100.0] * 10)
+    write_progress(tmp_path / "s-1", [100.0] * 10, rungs=(100,))
     hook.judge()
     assert stop.requested and "(2 combinations at this rung)" in str(hook.pruned)
 
@@ -161,3 +167,12 @@ def test_the_sweep_files_early_stop_key(tmp_path: Path) -> None:
     )
     with pytest.raises(InvalidInput, match=r"early_stop \(--early-stop\): rungs are in timesteps"):
         plan_sweep(str(episodes), SweepOptions(), LIBRARY)
+
+
+def test_a_single_valued_set_is_a_constant_not_an_axis() -> None:
+    """``--set total_timesteps=24000`` gives every trial the same budget: the rungs fall inside it (issue 28)."""
+    planned = plan(sets=["total_timesteps=24000"], early_stop=True)
+    assert {trial.data["total_timesteps"] for trial in planned.trials} == {24000}
+    assert planned.trials[0].data["early_stop"]["rungs"] == [2667, 8001]  # 24,000 / 3², rounded up; x 3
+    with pytest.raises(InvalidInput, match="do not sweep total_timesteps"):
+        plan(sets=["total_timesteps=24000,30000"], early_stop=True)

@@ -19,7 +19,7 @@ class Status:
     name: str
     backend: str
     run_mode: str
-    state: str  # new | running | paused | completed | pruned | failed | stopped | interrupted
+    state: str  # new | running | paused | waiting | completed | pruned | failed | stopped | interrupted
     timesteps: int
     episodes: int
     budget: str
@@ -65,8 +65,8 @@ def status_from(
     if spec.get("episodes"):
         done.append(episodes / int(spec["episodes"]))
     mean = result.get("mean_return_last_100") if final else reader.mean_return
-    if state == "pruned" and not detail:
-        detail = str(result.get("reason", ""))  # why early stopping ended it
+    if state in ("pruned", "waiting") and not detail:
+        detail = str(result.get("reason", ""))  # why early stopping ended it, or which rung it waits at
     return Status(
         name=name,
         backend=backend,
@@ -89,10 +89,13 @@ def reported_state(spec: dict[str, Any], result: dict[str, Any]) -> str:
     (``resume --total-timesteps N``): it has the rest to train, from its final checkpoint. A result without counts
     (hand-made, or older) says nothing about the budget and is taken as it reads."""
     from trainer.budget import Budget
+    from trainer.rung_wait import waiting_rung
 
     state = str(result.get("status", "unknown"))
     budget = Budget(episodes=spec.get("episodes"), timesteps=spec.get("total_timesteps"))
     counted = "timesteps" in result or "episodes" in result
     if state == "completed" and counted and not budget.reached_by(result):
         return "paused"
+    if state == "paused" and waiting_rung(result) is not None:
+        return "waiting"  # at an undecided rung of an early-stopped sweep (trainer/rung_wait.py)
     return state

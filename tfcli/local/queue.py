@@ -7,12 +7,17 @@ of its own, so it keeps training if the queue dies).
   resume from their newest checkpoint.
 - ``HELD`` (comma-separated trial names) are left as they ended: a pruned trial (early stopping) unless
   ``resume -s --include-pruned`` extends it, a failed one on ``resume -s`` without ``--retry-failed``.
+- With early stopping the trials start in the order that fills rungs early (each combination's first seed, then
+  the second seeds, ...), and a trial may end ``waiting`` at an undecided rung, its slot going to the next trial; it
+  is started again, before new trials, once its rung is decided or nobody is left to decide it
+  (:mod:`tfcli.local.waiting`, :mod:`trainer.rung_wait`).
 - SIGTERM/SIGINT (``experiment pause -s``): no new trial starts; the running ones are paused (checkpoint) and the
   queue exits 143. Exit codes: 0 every trial completed or was pruned, 1 some failed, 143 paused.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -35,10 +40,17 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
     from tfcli.experiments.status import ENDED_FOR_GOOD
     from tfcli.experiments.store import ExperimentDir
     from tfcli.local import experiments
+    from tfcli.local.waiting import Rungs, interleaved
     from tfcli.sweeps.store import SweepDir
+    from trainer.rung_wait import WAIT_ENV
 
     sweep = SweepDir(root)
     trials = [ExperimentDir(root.parent / trial.name) for trial in sweep.trials()]
+    definition = sweep.definition()
+    if definition.early_stop is not None:
+        os.environ[WAIT_ENV] = "1"  # its trials may wait at a rung: this queue starts them again (trainer.rung_wait)
+        trials = interleaved(trials, definition.seeds)
+    rungs = Rungs(trials)
     stopping = False
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
@@ -52,10 +64,18 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
     if held:
         _log(f"left as they ended: {', '.join(sorted(held))}")
     running: dict[str, tuple[ExperimentDir, subprocess.Popen[bytes] | None]] = {}
+    waiting: list[ExperimentDir] = []  # ended at an undecided rung, to start again once it is decided
     failed = 0
-    while (pending or running) and not stopping:
-        while pending and len(running) < parallel and not stopping:
-            trial = pending.pop(0)
+    while (pending or running or waiting) and not stopping:
+        ready = [trial for trial in waiting if rungs.ready(trial)] if len(running) < parallel else []
+        if waiting and not (ready or running or pending):
+            _log(f"nothing left to decide the rungs of {', '.join(t.name for t in waiting)}; they stay waiting")
+            failed += len(waiting)
+            break
+        starting = ready + pending  # a promoted (or pruned) trial first, then a new one
+        while starting and len(running) < parallel and not stopping:
+            trial = starting.pop(0)
+            (waiting if trial in waiting else pending).remove(trial)
             if experiments.is_running(trial):
                 running[trial.name] = (trial, None)
                 _log(f"{trial.name}: already running (pid {trial.run_record().pid}), adopted")
@@ -76,10 +96,13 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
             if experiments.is_running(trial):
                 continue
             del running[name]
-            state = experiments.status(trial).state
-            failed += state not in ENDED_FOR_GOOD
-            reason = experiments.status(trial).detail if state == "pruned" else ""
-            _log(f"{name}: {state}" + (f" ({reason})" if reason else ""))
+            status = experiments.status(trial)
+            if status.state == "waiting":
+                waiting.append(trial)
+            else:
+                failed += status.state not in ENDED_FOR_GOOD
+            reason = status.detail if status.state in ("pruned", "waiting") else ""
+            _log(f"{name}: {status.state}" + (f" ({reason})" if reason else ""))
     if stopping:
         for name, (trial, _process) in running.items():
             supervisor = experiments.supervisor(trial)

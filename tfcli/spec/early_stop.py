@@ -29,6 +29,21 @@ from tfcli.spec.base import DnsName, StrictModel
 
 DEFAULT_REDUCTION = 3
 DEFAULT_RECHECK_SECONDS = 5.0
+# GCS takes about one write per second to one object (more is throttled with 429s): a trial rechecks no more often.
+MIN_RECHECK_SECONDS = 1.0
+# The metadata cache TTL set on the results bucket's GCS FUSE mount (infra.pod_parts.RESULTS_MOUNT_OPTIONS; gcsfuse's
+# default is 60 s). Within it a reader sees the listing and sizes it saw before, so an undecided rung is rechecked
+# no sooner than this (trainer/hooks/early_stop.py): an earlier recheck would read the same cached answer.
+METADATA_TTL_SECONDS = 10
+
+
+def _recheck_bound(value: float) -> float:
+    if value < MIN_RECHECK_SECONDS:
+        raise ValueError(
+            f"at least {MIN_RECHECK_SECONDS:g} second, got {value:g}: GCS takes one write per second per object, "
+            "and a GKE trial rechecks through the bucket"
+        )
+    return value
 
 
 class EarlyStopSettings(StrictModel):
@@ -36,7 +51,12 @@ class EarlyStopSettings(StrictModel):
 
     reduction: int = Field(default=DEFAULT_REDUCTION, ge=2, le=100)
     min_timesteps: int | None = Field(default=None, ge=1)
-    recheck_seconds: float = Field(default=DEFAULT_RECHECK_SECONDS, gt=0, le=3600)
+    recheck_seconds: float = Field(default=DEFAULT_RECHECK_SECONDS, le=3600)
+
+    @field_validator("recheck_seconds")
+    @classmethod
+    def _recheck(cls, value: float) -> float:
+        return _recheck_bound(value)
 
 
 class TrialEarlyStop(StrictModel):
@@ -47,7 +67,12 @@ class TrialEarlyStop(StrictModel):
     seeds: int = Field(ge=1)
     reduction: int = Field(ge=2, le=100)
     rungs: list[int] = Field(min_length=1)
-    recheck_seconds: float = Field(default=DEFAULT_RECHECK_SECONDS, gt=0, le=3600)
+    recheck_seconds: float = Field(default=DEFAULT_RECHECK_SECONDS, le=3600)
+
+    @field_validator("recheck_seconds")
+    @classmethod
+    def _recheck(cls, value: float) -> float:
+        return _recheck_bound(value)
 
     @field_validator("rungs")
     @classmethod

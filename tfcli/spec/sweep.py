@@ -150,6 +150,24 @@ def combinations(sweep: SweepFile, shown: str) -> list[dict[str, Any]]:
     return chosen
 
 
+def varied(axes: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """The axes that vary: a key given one value (``--set total_timesteps=24000``) is a constant of every trial,
+    not an axis, wherever a sweep treats axes specially (early stopping's one budget for every trial)."""
+    return {key: values for key, values in axes.items() if len(values) > 1}
+
+
+def with_constants(base: dict[str, Any], axes: dict[str, list[Any]]) -> dict[str, Any]:
+    """``base`` with every single-valued axis set in it, as each trial's spec has it (a key that cannot be set is
+    left out here: :func:`expand` reports it for each trial)."""
+    for key, values in axes.items():
+        if len(values) == 1:
+            try:
+                base = set_dotted(base, key, values[0])
+            except InvalidInput:
+                continue
+    return base
+
+
 def trial_name(sweep: str, index: int) -> str:
     return f"{sweep}-{index}"
 
@@ -175,8 +193,8 @@ def expand(sweep: SweepFile, base: dict[str, Any], shown: str) -> list[Trial]:
         sweep=sweep.name,
         combinations=len(combos),
         seeds=sweep.seeds,
-        axes=sweep.axes,
-        base=base,
+        axes=varied(sweep.axes),
+        base=with_constants(base, sweep.axes),
         shown=shown,
     )
     for number, combination in enumerate(combos):

@@ -1,17 +1,19 @@
 """Early stopping of a sweep's trial by asynchronous successive halving, decided by the trial itself.
 
 A sweep with ``early_stop`` writes into each trial's spec its rungs, the reduction, and which trials make up each
-combination (:class:`tfcli.spec.early_stop.TrialEarlyStop`). When the trial passes a rung, this hook reads its
-siblings' ``progress.jsonl`` and ``result.json`` from the shared results folder — ``experiments/`` on this machine,
-the sweep's bucket through its GCS FUSE mount in a GKE pod, so a GKE sweep prunes with nobody's machine on — and
-judges its combination by :mod:`trainer.rungs`. A sibling's folder is the trial's own output folder with the
-sibling's name in place of its own: ``experiments/<sweep>-<j>/results`` or ``/results/<sweep>/<sweep>-<j>``.
+combination (:class:`tfcli.spec.early_stop.TrialEarlyStop`). When the trial passes a rung it publishes its score
+there (:mod:`trainer.rung_scores`: a small file written once, in its results folder) and judges its combination by
+:mod:`trainer.rungs` from the scores its siblings published in the shared results folder — ``experiments/`` on this
+machine, the sweep's bucket through its GCS FUSE mount in a GKE pod, so a GKE sweep prunes with nobody's machine
+on. A sibling's folder is the trial's own output folder with the sibling's name in place of its own:
+``experiments/<sweep>-<j>/results`` or ``/results/<sweep>/<sweep>-<j>``. A score once read is kept (it never
+changes), and a sibling whose file cannot be read (missing, ``ESTALE``, any ``OSError``) has not reached the rung.
 
-A sibling has reached a rung when its episodes or its ``result.json`` count that many timesteps; its score is its
-episodes' up to the rung, so every trial sees the same numbers whenever it reads them. A rung that fewer than
-``reduction`` combinations have reached is not decided: the trial goes on and judges it again every
-``recheck_seconds`` (it never waits: a waiting trial would hold a slot that a queued sibling needs). So a hopeless
-combination that gets to a rung first is pruned as soon as enough others get there, if it is still running.
+A rung that fewer than ``reduction`` combinations have reached is not decided. Where the trial's scheduler starts
+waiting trials again (the local queue), it waits there while others could still decide it (:mod:`trainer.rung_wait`:
+it asks the loop to stop, checkpoints and ends ``paused``, waiting); with nobody left to compare against it goes on.
+Elsewhere (a GKE Job) it goes on and judges the rung again after ``recheck_seconds``, but no sooner than the mount's
+metadata TTL, doubling the wait after each undecided recheck (up to :data:`MAX_RECHECK_SECONDS`).
 
 A pruned trial asks the loop to stop; the run checkpoints, writes ``result.json`` with status ``pruned`` and the
 reason, and exits 0 (on GKE its index completes and the next trial takes the slot). Rungs a resumed run has already
@@ -31,12 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
-from tfcli.spec.early_stop import TrialEarlyStop
+from tfcli.spec.early_stop import METADATA_TTL_SECONDS, TrialEarlyStop
 from trainer.files import atomic_write_text
 from trainer.hooks import Hook
 from trainer.hooks.progress_log import FILENAME as PROGRESS
 from trainer.hooks.progress_log import read_episodes
-from trainer.rungs import combination_score, judge
+from trainer.rung_scores import NotReached, Reader, SweepRungs, publish, read_published, rung_file
+from trainer.rung_wait import may_wait, standing
 from trainer.scores import score_before
 from trainer.signals import StopRequest
 from trainer.state import RunState
@@ -54,6 +57,7 @@ def sibling_folder(output: Path, own: str, sibling: str) -> Path | None:
     return None
 
 
+MAX_RECHECK_SECONDS = 300.0  # the longest an undecided rung waits between judgements (see first_recheck)
 RELEASED = "early_stop_released"  # in a pruned trial's folder once it was resumed to train on (see the module)
 
 
@@ -96,75 +100,99 @@ def trial_score(folder: Path, rung: int, *, reached: bool = False) -> float | No
 
 
 class EarlyStop(Hook):
-    """Judges the trial at each rung it passes (and again, while undecided); asks the loop to stop when pruned."""
+    """Publishes the trial's score at each rung it passes and judges the rung from its siblings' published scores:
+    prunes, goes on, or (where its scheduler starts it again, :mod:`trainer.rung_wait`) waits at the rung; while
+    undecided and not waiting, judges it again, backing off."""
 
-    def __init__(
-        self,
-        settings: TrialEarlyStop,
-        combinations: list[list[Path]],
-        own: int,
-        output: Path,
-        stop: StopRequest,
-        state: RunState,
-    ) -> None:
-        self._settings = settings
-        self._combinations = combinations
+    def __init__(self, rungs: SweepRungs, own: int, stop: StopRequest, state: RunState) -> None:
+        self._settings = rungs.settings
+        self._rungs = rungs
+        self._board = rungs.board
         self._own = own
-        self._output = output
+        self._output = rungs.folders[own]
         self._stop = stop
-        self._ahead = [rung for rung in settings.rungs if rung > state.timesteps]
+        for rung in self._settings.rungs:
+            if rung <= state.timesteps:
+                self._publish(rung)  # passed before a crash that came before its file, or by an older trainer
+        self._ahead = [rung for rung in self._settings.rungs if rung > state.timesteps]
         self._undecided: list[int] = []
+        self._interval = first_recheck(self._settings)
         self._next_check = 0.0
         self.pruned: str | None = None  # the reason, once pruned
+        self.waiting: str | None = None  # the reason, once it waits at a rung
+
+    def _publish(self, rung: int) -> None:
+        """Work out this trial's score at ``rung`` from its own progress (once) and publish it for its siblings."""
+        published = rung_file(self._output, rung).is_file()
+        score = None if published else trial_score(self._output, rung, reached=True)
+        if not published:
+            publish(self._output, rung, score)
+        try:
+            self._board.know(self._own, rung, read_published(self._output, rung))
+        except NotReached:  # its own file unreadable right after writing it: judge from the number itself
+            self._board.know(self._own, rung, score)
 
     def after_step(self, state: RunState) -> None:
-        if self.pruned is not None or self._stop.requested:
+        if self.pruned is not None or self.waiting is not None or self._stop.requested:
             return
         passed = False
         while self._ahead and state.timesteps >= self._ahead[0]:
-            self._undecided.append(self._ahead.pop(0))
+            rung = self._ahead.pop(0)
+            self._publish(rung)
+            self._undecided.append(rung)
             passed = True
         now = time.monotonic()
         if not self._undecided or (not passed and now < self._next_check):
             return
-        self._next_check = now + self._settings.recheck_seconds
         self.judge()
+        if self._undecided and not passed:
+            self._interval = min(self._interval * 2, max(MAX_RECHECK_SECONDS, self._settings.recheck_seconds))
+        self._next_check = now + self._interval
+
+    @property
+    def reads(self) -> int:
+        """Score files opened so far (each sibling's at most once per rung once it is readable)."""
+        return self._board.reads
 
     def scores(self, rung: int) -> dict[int, float]:
         """Each combination that has reached ``rung``: the IQM of its seeds that have."""
-        found = {}
-        for number, folders in enumerate(self._combinations):
-            seeds = [trial_score(folder, rung, reached=folder == self._output) for folder in folders]
-            score = combination_score([value for value in seeds if value is not None])
-            if score is not None:
-                found[number] = score
-        return found
+        return self._rungs.scores(rung)
 
     def judge(self) -> None:
-        """Decide every undecided rung that enough combinations have reached; the first that prunes stops the run."""
-        reduction = self._settings.reduction
+        """Decide every undecided rung that can be; the first that prunes (or waits) stops the run."""
         for rung in list(self._undecided):
-            verdict = judge(self._own, self.scores(rung), reduction)
-            if verdict is None:
+            now = standing(self._rungs, self._own, rung)
+            if now.decision == "wait":
+                if may_wait():
+                    self.waiting = now.words
+                    log.info("early stop: %s; checkpointing and giving the slot to another trial", now.words)
+                    self._stop.request(now.words)
+                    return
                 continue
             self._undecided.remove(rung)
-            if verdict.goes_on:
-                log.info(
-                    "early stop: rung %s timesteps: IQM %.1f, in the top %d of %d combinations: going on",
-                    f"{rung:,}",
-                    verdict.score,
-                    verdict.kept,
-                    verdict.combinations,
-                )
+            if now.decision == "go":
+                log.info("early stop: rung %s timesteps: %s: going on", f"{rung:,}", now.words)
                 continue
-            self.pruned = verdict.reason(rung, reduction)
+            self.pruned = now.words
             log.warning("early stop: pruned: %s; checkpointing and ending", self.pruned)
             self._stop.request(self.pruned)
             return
 
 
+def first_recheck(settings: TrialEarlyStop) -> float:
+    """Seconds before an undecided rung is judged again: ``recheck_seconds``, but never within the results mount's
+    metadata TTL (a recheck then reads what the mount cached); each undecided recheck doubles it, up to
+    :data:`MAX_RECHECK_SECONDS`."""
+    return max(settings.recheck_seconds, float(METADATA_TTL_SECONDS))
+
+
 def early_stopping(
-    settings: TrialEarlyStop | None, name: str, output: Path, stop: StopRequest, state: RunState
+    settings: TrialEarlyStop | None,
+    name: str,
+    output: Path,
+    stop: StopRequest,
+    state: RunState,
+    read: Reader | None = None,
 ) -> EarlyStop | None:
     """The hook for a trial whose spec has ``early_stop`` (None otherwise, or with a warning when the run is not
     where its siblings can be found)."""
@@ -173,15 +201,27 @@ def early_stopping(
     if released(output):
         log.info("early stop: off for this run, a pruned trial resumed to train on (resume --include-pruned)")
         return None
-    index = settings.index_of(name)
-    output = output.absolute()
-    folders = [[sibling_folder(output, name, trial) for trial in members] for members in settings.combinations()]
-    if index is None or any(folder is None for members in folders for folder in members):
+    found = sweep_rungs(settings, name, output, read)
+    if found is None:
         log.warning(
             "early_stop names sweep %s, but %s is not one of its trials in a folder named after it; not stopping early",
             settings.sweep,
             output,
         )
         return None
-    combinations = [[folder for folder in members if folder is not None] for members in folders]
-    return EarlyStop(settings, combinations, index // settings.seeds, output, stop, state)
+    rungs, index = found
+    return EarlyStop(rungs, index, stop, state)
+
+
+def sweep_rungs(
+    settings: TrialEarlyStop, name: str, output: Path, read: Reader | None = None
+) -> tuple[SweepRungs, int] | None:
+    """The sweep's rungs as trial ``name`` (whose results are in ``output``) sees them, and its number (None: it is
+    not one of the sweep's trials in a folder named after it)."""
+    index = settings.index_of(name)
+    output = output.absolute()
+    found = [sibling_folder(output, name, settings.trial_name(k)) for k in range(settings.trials)]
+    if index is None or any(folder is None for folder in found):
+        return None
+    folders = [folder for folder in found if folder is not None]
+    return (SweepRungs(settings, folders, read) if read is not None else SweepRungs(settings, folders)), index

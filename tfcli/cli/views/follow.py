@@ -84,7 +84,7 @@ class TerminalWatcher:
             if s.state in ("completed", "pruned", "failed") or (s.detail and s.state != "running")
         ]
         for trial, current in status.trials:
-            announced = ("completed", "pruned", "failed", "running", "paused", "stopped")
+            announced = ("completed", "pruned", "failed", "running", "paused", "stopped", "waiting")
             if current.state != self.seen.get(trial.name) and current.state in announced:
                 self.seen[trial.name] = current.state
                 mean = f", mean return {current.mean_return:.1f}" if current.mean_return is not None else ""
@@ -93,7 +93,7 @@ class TerminalWatcher:
                 )
                 why = (
                     f" ({current.detail})"
-                    if current.detail and current.state in ("failed", "paused", "stopped", "pruned")
+                    if current.detail and current.state in ("failed", "paused", "stopped", "pruned", "waiting")
                     else ""
                 )
                 out().print(

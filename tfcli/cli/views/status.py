@@ -47,7 +47,7 @@ def _experiment(current: Status) -> None:
     if current.pid:
         out().print(f"  process: {current.pid}")
     if current.detail:
-        label = "reason" if current.state in ("paused", "pruned") else "error"
+        label = "reason" if current.state in ("paused", "pruned", "waiting") else "error"
         out().print(f"  {label}: {current.detail}", markup=False)
     _show_cluster(current)
 
@@ -95,7 +95,7 @@ def _sweep(status: SweepStatus) -> None:
         table.add_row(*row)
     out().print(table)
     for trial, current in status.trials:  # why a trial ended as it did (the pod column is gone once it is stopped)
-        if current.detail and current.state in ("failed", "paused", "pruned"):
+        if current.detail and current.state in ("failed", "paused", "pruned", "waiting"):
             out().print(f"  {trial.name} {current.state}: {current.detail}", markup=False)
     if unreadable := next((pod["error"] for pod in pods if "error" in pod), None):
         _warn(f"cannot read the cluster: {unreadable}")
