@@ -69,6 +69,22 @@ def environment_name(experiment: Experiment) -> str:
     return spec.level if isinstance(spec, GymnasiumEnvironment) else spec.environment
 
 
+def environment_label(experiment: Experiment) -> str:
+    """The environment's name for a one-line message, with the file of the user's code where it is theirs:
+    ``envs.slow:Slow (envs/slow.py)``."""
+    from trainer.environments.imports import module_file
+
+    name = environment_name(experiment)
+    spec = experiment.environment
+    module = None
+    if isinstance(spec, CustomEnvironment):
+        module = spec.entry_point.partition(":")[0]
+    elif isinstance(spec, GymnasiumEnvironment) and ":" in spec.level:
+        module = spec.level.partition(":")[0]
+    source = module_file(module) if module else None
+    return f"{name} ({source})" if source else name
+
+
 def _layer_lists(value: Any, path: str) -> Iterator[tuple[str, list[Any]]]:
     """Every list of TensorForce layers in an agent's arguments (network, baseline, critic, policy.network)."""
     if isinstance(value, list) and value and all(isinstance(item, dict) and "type" in item for item in value):
