@@ -21,10 +21,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tfcli.errors import InvalidInput
+from tfcli.errors import InvalidInput, TfcliError
 from tfcli.spec import Experiment
 from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment
 from trainer.pools.recipe import EnvironmentRecipe
+from trainer.stall import StallWatch
 
 # TensorForce 0.6's agents that act only on discrete (``int``) actions, and those that act only on one float action.
 DISCRETE_ONLY = frozenset({"dqn", "double_dqn", "ddqn", "dueling_dqn"})
@@ -164,11 +165,20 @@ def compatibility_problems(
     return problems + _check_layers(experiment, arguments, states, name)
 
 
+def describe_preflight(experiment: Experiment, *, report: Any = None) -> str:
+    """:func:`preflight`'s one line; what ``tfcli validate`` runs in a child process
+    (:mod:`trainer.environments.isolated`)."""
+    return preflight(experiment).describe()
+
+
 def preflight(experiment: Experiment) -> Preflight:
-    """Build the experiment's environment and agent as ``trainer.run`` does and step once; InvalidInput if not."""
+    """Build the experiment's environment and agent as ``trainer.run`` does and step once; InvalidInput if not.
+
+    Its reset and step are watched as the run's are (``step_timeout``, :mod:`trainer.stall`)."""
     started = time.perf_counter()
     recipe = EnvironmentRecipe.of(experiment)
     name = environment_name(experiment)
+    watch = StallWatch(experiment.step_timeout, environment_label(experiment)).install()
     environment = recipe.make(0)
     try:
         states, actions = environment.states(), environment.actions()
@@ -176,9 +186,12 @@ def preflight(experiment: Experiment) -> Preflight:
         problems = compatibility_problems(experiment, states, actions, limit)
         if problems:
             raise InvalidInput(problems)
+        watch.waiting()
         observation = environment.reset()
-        _build_and_step(experiment, recipe, environment, limit, observation)
+        watch.answered()
+        _build_and_step(experiment, recipe, environment, limit, observation, watch)
     finally:
+        watch.uninstall()
         environment.close()
     return Preflight(
         agent=experiment.agent.agent,
@@ -219,7 +232,12 @@ class _Specs:
 
 
 def _build_and_step(
-    experiment: Experiment, recipe: EnvironmentRecipe, environment: Any, limit: int | None, observation: Any
+    experiment: Experiment,
+    recipe: EnvironmentRecipe,
+    environment: Any,
+    limit: int | None,
+    observation: Any,
+    watch: StallWatch,
 ) -> None:
     """The agent as ``trainer.run`` builds it, then one act / step / observe through the loop's own acting."""
     from trainer.acting import acting_for
@@ -239,8 +257,12 @@ def _build_and_step(
         acting.start_episode(0)
         try:
             (action,) = acting.act([0], [observation])
+            watch.waiting()
             step = recipe.step(environment, action)
+            watch.answered()
             acting.observe([0], [step.terminal], [step.reward])
+        except TfcliError:  # the stall watch's, or the environment's own InvalidInput: already in words
+            raise
         except Exception as error:
             raise InvalidInput(
                 f"agent: the {experiment.agent.agent} agent was built but cannot step "

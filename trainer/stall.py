@@ -57,8 +57,8 @@ class StallWatch:
     @property
     def message(self) -> str:
         return (
-            f"{self.environment}: no environment answered a reset or step within {self.timeout:g} s (step_timeout): "
-            "it hangs, or its process died; the run stopped with its checkpoints kept"
+            f"step_timeout: {self.environment} answered no reset or step within {self.timeout:g} s "
+            "(it hangs, or its process died)"
         )
 
     def install(self) -> StallWatch:
@@ -86,7 +86,7 @@ class StallWatch:
         while not self._done.wait(POLL_SECONDS):
             since = self._since
             if since is not None and time.monotonic() - since > self.timeout and main is not None:
-                log.error("%s", self.message)
+                log.info("%s", self.message)
                 self._fired = True
                 self._since = None  # once: the run is failing now
                 signal.pthread_kill(main, INTERRUPT)

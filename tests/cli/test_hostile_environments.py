@@ -30,12 +30,18 @@ if os.environ.get("HOSTILE_AT_IMPORT") == "exit":
 
 
 class Hostile(gymnasium.Env):
-    \"\"\"Behaves until step ``after``, then does ``what``: exit (os._exit), hang (sleep for ever).\"\"\"
+    \"\"\"Behaves until step ``after``, then does ``what`` (or $HOSTILE_IN_STEP): exit (os._exit), sys.exit, hang
+    (sleep for ever), or nothing.\"\"\"
 
-    def __init__(self, what="exit", after=0):
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 8}
+
+    def __init__(self, what="exit", after=0, render_mode=None):
         self.observation_space = spaces.Box(0.0, 1.0, shape=(2,), dtype=np.float32)
         self.action_space = spaces.Discrete(2)
-        self.what, self.after, self.steps = what, after, 0
+        self.what, self.after, self.steps, self.render_mode = what, after, 0, render_mode
+
+    def render(self):
+        return np.zeros((8, 8, 3), dtype=np.uint8)
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
@@ -43,10 +49,13 @@ class Hostile(gymnasium.Env):
 
     def step(self, action):
         self.steps += 1
+        what = os.environ.get("HOSTILE_IN_STEP", self.what)
         if self.steps > self.after:
-            if self.what == "exit":
+            if what == "exit":
                 os._exit(0)
-            if self.what == "hang":
+            if what == "sys.exit":
+                sys.exit(0)
+            if what == "hang":
                 time.sleep(10**6)
         return np.zeros(2, dtype=np.float32), 1.0, self.steps % 10 == 0, False, {}
 """
@@ -63,13 +72,13 @@ def inside(lab: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         del sys.modules[name]
 
 
-def _spec(lab: Path, name: str, what: str, after: int, extra: str = "") -> str:
+def _spec(lab: Path, name: str, what: str, after: int, extra: str = "", budget: int = 400) -> str:
     path = lab / f"{name}.yaml"
     path.write_text(
         f"name: {name}\n"
         f"environment: {{entry_point: 'envs.hostile:Hostile', kwargs: {{what: {what}, after: {after}}}}}\n"
         "agent: {agent: ppo, batch_size: 2, network: [{type: dense, size: 8}]}\n"
-        f"total_timesteps: 400\nmax_timesteps_per_episode: 10\nstep_timeout: 4\nsaver_frequency: 20t\n{extra}"
+        f"total_timesteps: {budget}\nmax_timesteps_per_episode: 10\nstep_timeout: 4\nsaver_frequency: 20t\n{extra}"
     )
     return str(path)
 
@@ -103,8 +112,93 @@ def test_an_environment_that_stops_answering_fails_the_run_naming_its_file(
         raise
     result = _result(inside, name)
     error = str(result["error"])
-    assert "envs.hostile:Hostile (envs/hostile.py)" in error and "within 4 s (step_timeout)" in error, result
+    assert error.startswith("step_timeout: envs.hostile:Hostile (envs/hostile.py) answered no reset or step within 4 s")
     assert "\n" not in error
     assert 0 < int(str(result["timesteps"])) < 400  # the counts it had, not zeros
     checkpoints = inside / "experiments" / name / "results" / "checkpoints"
     assert any((folder / "COMPLETE").is_file() for folder in checkpoints.iterdir())  # kept for a resume
+
+
+def _invalid_line(stderr: str) -> str:
+    (line,) = [line for line in stderr.splitlines() if line.startswith("invalid:")]
+    assert "Traceback" not in stderr
+    return line
+
+
+@pytest.mark.parametrize(
+    ("what", "message"),
+    [
+        ("import", "environment.entry_point: importing 'envs.hostile' raised SystemExit: 0"),  # row 7
+        ("exit", "environment: envs.hostile:Hostile (envs/hostile.py) ended the process (exit code 0)"),  # row 7
+        ("sys.exit", "environment: envs.hostile:Hostile (envs/hostile.py) raised SystemExit(0)"),
+        ("hang", "step_timeout: envs.hostile:Hostile (envs/hostile.py) answered no reset or step within 4 s"),
+    ],
+)
+def test_validate_reports_an_environment_that_exits_or_hangs(
+    inside: Path, monkeypatch: pytest.MonkeyPatch, what: str, message: str
+) -> None:
+    if what == "import":
+        monkeypatch.setenv("HOSTILE_AT_IMPORT", "exit")
+    path = _spec(inside, "hostile", "nothing" if what == "import" else what, 0)
+    code, _, stderr = invoke("validate", "-q", path)
+    assert code == 2, stderr
+    line = _invalid_line(stderr)
+    assert line.startswith(f"invalid: {Path(path).name}: {message}"), stderr
+
+
+def test_play_reports_an_environment_that_exits_the_process(inside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # row 7: `play` exited 0 silently when the environment called os._exit in step()
+    assert invoke("experiment", "new", "-f", _spec(inside, "player", "nothing", 0, budget=40))[0] == 0
+    code, stdout, stderr = invoke("experiment", "start", "-e", "player", "--local")
+    assert code == 0, stdout + stderr
+    monkeypatch.setenv("HOSTILE_IN_STEP", "exit")
+    video = inside / "played.gif"
+    code, stdout, stderr = invoke("experiment", "play", "-e", "player", "--video", str(video))
+    assert code == 2, stdout + stderr
+    assert "envs.hostile:Hostile (envs/hostile.py) ended the process (exit code 0)" in stderr, stdout + stderr
+    assert not video.exists() and not list(inside.glob(".played*"))
+
+
+MISSHAPEN = """\
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+
+class Misshapen(gymnasium.Env):
+    def __init__(self, observation="[0.0, 0.0, 0.0]"):
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(2,), dtype=np.float32)
+        self.action_space = spaces.Discrete(2)
+        self.observation = eval(observation)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2, dtype=np.float32), {}
+
+    def step(self, action):
+        return self.observation, 0.0, False, False, {}
+"""
+
+
+@pytest.mark.parametrize(
+    ("observation", "found"),
+    [
+        ("[0.0, 0.0, 0.0]", "shape (3,) and dtype kind 'f'"),  # row 8: wrong shape
+        ("np.array(['a', 'b'])", "shape (2,) and dtype kind 'U'"),  # row 8: wrong type
+        ("np.zeros((2, 1), dtype=np.float32)", "shape (2, 1) and dtype kind 'f'"),
+    ],
+)
+def test_validate_checks_observations_against_the_declared_space(inside: Path, observation: str, found: str) -> None:
+    (inside / "envs" / "misshapen.py").write_text(MISSHAPEN)
+    path = inside / "misshapen.yaml"
+    path.write_text(
+        "name: misshapen\n"
+        f"environment: {{entry_point: 'envs.misshapen:Misshapen', kwargs: {{observation: \"{observation}\"}}}}\n"
+        "agent: ppo\ntotal_timesteps: 100\nmax_timesteps_per_episode: 10\n"
+    )
+    code, _, stderr = invoke("validate", "-q", str(path))
+    assert code == 2, stderr
+    assert _invalid_line(stderr) == (
+        f"invalid: misshapen.yaml: environment: envs.misshapen:Misshapen (envs/misshapen.py) step() returned an "
+        f"observation of {found}, but its observation_space declares shape (2,) of float values"
+    )

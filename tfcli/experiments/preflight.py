@@ -2,7 +2,8 @@
 
 ``tfcli validate`` (and anything else that promises a spec will train) calls :func:`build_experiment`; it runs
 :func:`trainer.preflight.preflight` — the environment and the agent exactly as the trainer builds them, stepped
-once — and words what went wrong as ``<file>: <field>: <message>``. It imports TensorFlow, so only the commands
+once, in a child process (:mod:`trainer.environments.isolated`: the environment's code may end the process or
+hang) — and words what went wrong as ``<file>: <field>: <message>``. It imports TensorFlow, so only the commands
 that need it import this module, inside the command.
 """
 
@@ -25,12 +26,21 @@ def importable_project_code() -> None:
 
 def build_experiment(experiment: Experiment, *, shown: str) -> str:
     """One line saying what was built and stepped; :class:`InvalidInput` naming ``shown`` and the field if not."""
-    from trainer.preflight import preflight
+    from trainer.environments.isolated import run_isolated
+    from trainer.preflight import describe_preflight, environment_label
 
     importable_project_code()
 
     try:
-        return preflight(experiment).describe()
+        # In a child process: the environment's code may end the process (sys.exit, os._exit) or hang.
+        return str(
+            run_isolated(
+                describe_preflight,
+                (experiment,),
+                environment=environment_label(experiment),
+                timeout=experiment.step_timeout,
+            )
+        )
     except InvalidInput as error:
         raise error.in_file(shown) from error
     except TfcliError as error:  # e.g. a level that needs a package that is not installed

@@ -31,6 +31,9 @@ from trainer.environments.spaces import action_spec, state_spec
 from trainer.environments.wrappers import apply_wrappers
 
 RUNNING, TERMINATED, TRUNCATED = 0, 1, 2
+# The numpy kinds an observation may have for each TensorForce state type (TensorForce casts with ``np.asarray``:
+# ints and bools become floats harmlessly, a float truncated to an int or a string is a mistake of the level's).
+_KINDS = {"float": "fiub", "int": "iub", "bool": "biu"}
 
 
 EMULATOR_FRAME_LIMIT = "max_num_frames_per_episode"  # ale-py's own episode cut, in emulator frames
@@ -76,8 +79,14 @@ class GymnasiumAdapter:
     """One gymnasium environment, stepped by TensorForce-style ``reset`` / ``execute`` calls."""
 
     def __init__(
-        self, spec: GymnasiumEnvironment, *, seed: int | None = None, max_episode_timesteps: int | None = None
+        self,
+        spec: GymnasiumEnvironment,
+        *,
+        seed: int | None = None,
+        max_episode_timesteps: int | None = None,
+        name: str | None = None,
     ) -> None:
+        self._name = name or spec.level
         registered = level_spec(spec.level)
         kwargs = dict(spec.kwargs)
         # A max_episode_steps in kwargs is gymnasium's own limit (in frames of the level) and stays gymnasium's;
@@ -127,7 +136,7 @@ class GymnasiumAdapter:
         else:
             observation, _ = self._env.reset()
         self._timestep = 0
-        return observation
+        return self._checked(observation, "reset()")
 
     def execute(self, actions: Any) -> tuple[Any, int, float]:
         """One step: ``(states, terminal, reward)``, terminal 0 running, 1 terminated, 2 cut off by a time limit."""
@@ -141,7 +150,23 @@ class GymnasiumAdapter:
             terminal = TRUNCATED
         else:
             terminal = RUNNING
-        return observation, terminal, float(reward)
+        return self._checked(observation, "step()"), terminal, float(reward)
+
+    def _checked(self, observation: Any, where: str) -> Any:
+        """The observation, if it has the shape and a type its declared ``observation_space`` allows; otherwise
+        InvalidInput naming the environment (TensorForce would fail later with a bare assertion, or truncate)."""
+        declared = tuple(self._states.get("shape", ()))
+        try:
+            array = np.asarray(observation)  # no copy for an array
+        except ValueError:  # ragged
+            array = np.asarray(observation, dtype=object)
+        shape, kind = array.shape, array.dtype.kind
+        if shape != declared or kind not in _KINDS[self._states["type"]]:
+            raise InvalidInput(
+                f"environment: {self._name} {where} returned an observation of shape {shape} and dtype kind "
+                f"'{kind}', but its observation_space declares shape {declared} of {self._states['type']} values"
+            )
+        return observation
 
     def render(self) -> Any:
         """The level's current frame, for a level made with ``kwargs: {render_mode: rgb_array}`` (an RGB array)."""

@@ -29,7 +29,7 @@ def import_module(name: str, field: str) -> Any:
             f"{field}: cannot import '{name}' ({_one_line(error)}); the project's root is importable, "
             "so a module in envs/ is envs.<module>"
         ) from error
-    except Exception as error:  # the module's own code raised while it was imported
+    except (Exception, SystemExit) as error:  # the module's own code raised (or called sys.exit) while imported
         raise InvalidInput(f"{field}: importing '{name}' raised {_one_line(error)}") from error
 
 
