@@ -24,6 +24,7 @@ from typing import Any
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.spec import Experiment
 from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment
+from trainer.argument_values import argument_problems
 from trainer.pools.recipe import EnvironmentRecipe
 from trainer.stall import StallWatch
 
@@ -162,6 +163,7 @@ def compatibility_problems(
     arguments = experiment.agent.arguments()
     if experiment.network is not None:
         arguments["network"] = experiment.network.tensorforce()
+    problems += argument_problems(experiment.agent.agent, arguments, states, limit)
     return problems + _check_layers(experiment, arguments, states, name)
 
 
