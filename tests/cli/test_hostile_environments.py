@@ -57,6 +57,8 @@ class Hostile(gymnasium.Env):
                 sys.exit(0)
             if what == "hang":
                 time.sleep(10**6)
+            if what == "nan":
+                return np.zeros(2, dtype=np.float32), float("nan"), self.steps % 10 == 0, False, {}
         return np.zeros(2, dtype=np.float32), 1.0, self.steps % 10 == 0, False, {}
 """
 
@@ -202,3 +204,32 @@ def test_validate_checks_observations_against_the_declared_space(inside: Path, o
         f"invalid: misshapen.yaml: environment: envs.misshapen:Misshapen (envs/misshapen.py) step() returned an "
         f"observation of {found}, but its observation_space declares shape (2,) of float values"
     )
+
+
+def _strict(text: str) -> object:
+    """JSON as strict parsers read it: NaN and Infinity are not JSON."""
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in {text[:300]}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_nan_rewards_fail_the_run_in_words_and_no_file_or_json_output_holds_nan(inside: Path) -> None:
+    # row 10: NaN rewards were written into result.json and printed by status --json / list --json
+    assert invoke("experiment", "new", "-f", _spec(inside, "nan", "nan", 25))[0] == 0
+    code, stdout, stderr = invoke("experiment", "start", "-e", "nan", "--local")
+    assert code == 2, stdout + stderr
+    results = inside / "experiments" / "nan" / "results"
+    result = _strict((results / "result.json").read_text())
+    assert isinstance(result, dict) and result["status"] == "failed", result
+    assert result["error"] == (
+        "nan.yaml: environment: envs.hostile:Hostile (envs/hostile.py) step() returned the reward nan: "
+        "rewards must be finite"
+    ) or str(result["error"]).endswith("step() returned the reward nan: rewards must be finite"), result
+    for line in (results / "progress.jsonl").read_text().splitlines():
+        _strict(line)
+    for command in (["experiment", "status", "-e", "nan", "--json"], ["experiment", "list", "--json"]):
+        code, stdout, stderr = invoke(*command)
+        assert code == 0, stderr
+        _strict(stdout)

@@ -150,7 +150,10 @@ class GymnasiumAdapter:
             terminal = TRUNCATED
         else:
             terminal = RUNNING
-        return self._checked(observation, "step()"), terminal, float(reward)
+        reward = float(reward)
+        if not math.isfinite(reward):  # it would poison the agent and every return after it (and result.json)
+            raise InvalidInput(f"environment: {self._name} step() returned the reward {reward}: rewards must be finite")
+        return self._checked(observation, "step()"), terminal, reward
 
     def _checked(self, observation: Any, where: str) -> Any:
         """The observation, if it has the shape and a type its declared ``observation_space`` allows; otherwise

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tfcli.errors import io_failure
-from trainer.files import atomic_write_text
+from trainer.files import atomic_write_text, strict_json_dumps
 from trainer.hooks import Hook
 from trainer.state import Episode, RunState
 
@@ -85,7 +85,7 @@ class ProgressLog(Hook):
     def on_episode(self, episode: Episode, state: RunState) -> None:
         if self._file is not None:
             try:
-                self._file.write(json.dumps(episode.as_json()) + "\n")
+                self._file.write(strict_json_dumps(episode.as_json()) + "\n")
                 self._file.flush()
             except OSError as error:  # a full disk: say which file, and the space left
                 failure = io_failure(error, f"writing {self._path.name}", self._path)
