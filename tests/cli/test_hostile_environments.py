@@ -9,12 +9,11 @@ env-workers) with a short ``step_timeout``.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_kit import invoke, status, wait_for
+from cli_kit import forget_project_modules, invoke, status, wait_for
 
 HOSTILE = """\
 import os
@@ -67,11 +66,9 @@ class Hostile(gymnasium.Env):
 def inside(lab: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The lab project with ``envs/hostile.py``; this process forgets any ``envs`` package an earlier test imported."""
     (lab / "envs" / "hostile.py").write_text(HOSTILE)
-    for name in [name for name in sys.modules if name == "envs" or name.startswith("envs.")]:
-        del sys.modules[name]
+    forget_project_modules()
     yield lab
-    for name in [name for name in sys.modules if name == "envs" or name.startswith("envs.")]:
-        del sys.modules[name]
+    forget_project_modules()
 
 
 def _spec(lab: Path, name: str, what: str, after: int, extra: str = "", budget: int = 400) -> str:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_kit import invoke
+from cli_kit import forget_project_modules, invoke
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,12 +26,9 @@ def repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     if (ROOT / "envs").is_dir():  # the repository as it is
         shutil.copytree(ROOT / "envs", copy / "envs", ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.chdir(copy)
-    forget = [name for name in sys.modules if name == "envs" or name.startswith("envs.")]
-    for name in forget:
-        del sys.modules[name]
+    forget_project_modules()
     yield copy
-    for name in [name for name in sys.modules if name == "envs" or name.startswith("envs.")]:
-        del sys.modules[name]
+    forget_project_modules()
 
 
 def test_gridworld_validates_in_the_repository(repository: Path) -> None:
