@@ -16,6 +16,7 @@ import pytest
 from cli_kit import forget_project_modules, invoke, status, wait_for
 
 HOSTILE = """\
+import ctypes
 import os
 import sys
 import time
@@ -52,6 +53,8 @@ class Hostile(gymnasium.Env):
         if self.steps > self.after:
             if what == "exit":
                 os._exit(0)
+            if what == "c-exit":  # C's _exit: nothing in Python sees it coming
+                ctypes.CDLL(None)._exit(3)
             if what == "sys.exit":
                 sys.exit(0)
             if what == "hang":
@@ -126,10 +129,11 @@ def _invalid_line(stderr: str) -> str:
 
 @pytest.mark.parametrize(
     ("what", "message"),
-    [
-        ("import", "environment.entry_point: importing 'envs.hostile' raised SystemExit: 0"),  # row 7
-        ("exit", "environment: envs.hostile:Hostile (envs/hostile.py) ended the process (exit code 0)"),  # row 7
-        ("sys.exit", "environment: envs.hostile:Hostile (envs/hostile.py) raised SystemExit(0)"),
+    [  # row 7: validate exited 0 and printed nothing
+        ("import", "environment.entry_point: importing 'envs.hostile' raised SystemExit: 0"),
+        ("exit", "environment: envs.hostile:Hostile (envs/hostile.py) step() called os._exit(0): an environment"),
+        ("sys.exit", "environment: envs.hostile:Hostile (envs/hostile.py) step() called sys.exit(0): an environment"),
+        ("c-exit", "environment: envs.hostile:Hostile (envs/hostile.py) ended the process (exit code 3)"),
         ("hang", "step_timeout: envs.hostile:Hostile (envs/hostile.py) answered no reset or step within 4 s"),
     ],
 )
@@ -150,11 +154,12 @@ def test_play_reports_an_environment_that_exits_the_process(inside: Path, monkey
     assert invoke("experiment", "new", "-f", _spec(inside, "player", "nothing", 0, budget=40))[0] == 0
     code, stdout, stderr = invoke("experiment", "start", "-e", "player", "--local")
     assert code == 0, stdout + stderr
-    monkeypatch.setenv("HOSTILE_IN_STEP", "exit")
     video = inside / "played.gif"
-    code, stdout, stderr = invoke("experiment", "play", "-e", "player", "--video", str(video))
-    assert code == 2, stdout + stderr
-    assert "envs.hostile:Hostile (envs/hostile.py) ended the process (exit code 0)" in stderr, stdout + stderr
+    for what, said in [("exit", "step() called os._exit(0)"), ("c-exit", "ended the process (exit code 3)")]:
+        monkeypatch.setenv("HOSTILE_IN_STEP", what)
+        code, stdout, stderr = invoke("experiment", "play", "-e", "player", "--video", str(video))
+        assert code == 2, stdout + stderr
+        assert f"envs.hostile:Hostile (envs/hostile.py) {said}" in stderr, stdout + stderr
     assert not video.exists() and not list(inside.glob(".played*"))
 
 
@@ -230,3 +235,19 @@ def test_nan_rewards_fail_the_run_in_words_and_no_file_or_json_output_holds_nan(
         code, stdout, stderr = invoke(*command)
         assert code == 0, stderr
         _strict(stdout)
+
+
+@pytest.mark.parametrize(("what", "called"), [("exit", "os._exit(0)"), ("sys.exit", "sys.exit(0)")])
+def test_an_environment_that_exits_while_training_fails_the_run_in_words(inside: Path, what: str, called: str) -> None:
+    """The trainer itself steps the environment (single mode): it ended with exit code 0 and no result."""
+    name = f"{what.replace('.', '-')}-single"
+    assert invoke("experiment", "new", "-f", _spec(inside, name, what, 30))[0] == 0
+    code, stdout, stderr = invoke("experiment", "start", "-e", name, "--local")
+    assert code == 2, stdout + stderr
+    result = _result(inside, name)
+    assert result["status"] == "failed" and 0 < int(str(result["timesteps"])) < 400, result
+    assert str(result["error"]).endswith(
+        f"environment: envs.hostile:Hostile (envs/hostile.py) step() called {called}: an environment must not end "
+        "the process"
+    ), result
+    assert status(name)["state"] == "failed"

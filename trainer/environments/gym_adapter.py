@@ -16,9 +16,12 @@ TensorForce gets a true bound: it needs one to keep episodes of several environm
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
-from typing import Any
+import os
+from collections.abc import Iterator
+from typing import Any, NoReturn
 
 import gymnasium
 import numpy as np
@@ -130,11 +133,12 @@ class GymnasiumAdapter:
 
     def reset(self) -> Any:
         """Start an episode; the first one is seeded with the experiment's seed (gymnasium keeps its RNG after)."""
-        if self._seed is not None:
-            observation, _ = self._env.reset(seed=self._seed)
-            self._seed = None
-        else:
-            observation, _ = self._env.reset()
+        with self._no_exit("reset()"):
+            if self._seed is not None:
+                observation, _ = self._env.reset(seed=self._seed)
+                self._seed = None
+            else:
+                observation, _ = self._env.reset()
         self._timestep = 0
         return self._checked(observation, "reset()")
 
@@ -142,7 +146,8 @@ class GymnasiumAdapter:
         """One step: ``(states, terminal, reward)``, terminal 0 running, 1 terminated, 2 cut off by a time limit."""
         if self._actions["type"] == "int" and np.ndim(actions) == 0:
             actions = int(actions)  # TensorForce hands out numpy scalars; some levels want a plain int
-        observation, reward, terminated, truncated, _ = self._env.step(actions)
+        with self._no_exit("step()"):
+            observation, reward, terminated, truncated, _ = self._env.step(actions)
         self._timestep += 1
         if terminated:
             terminal = TERMINATED
@@ -154,6 +159,33 @@ class GymnasiumAdapter:
         if not math.isfinite(reward):  # it would poison the agent and every return after it (and result.json)
             raise InvalidInput(f"environment: {self._name} step() returned the reward {reward}: rewards must be finite")
         return self._checked(observation, "step()"), terminal, reward
+
+    @contextlib.contextmanager
+    def _no_exit(self, where: str) -> Iterator[None]:
+        """``sys.exit`` or ``os._exit`` in the environment's code is its failure, in words, not the end of the
+        trainer (exit 0 and no result) or of an env-worker (a learner waiting for it).
+
+        ``os._exit`` ends a process at once, so for the call's length it is replaced by one that raises in this
+        process (a process the environment forked still exits as it asks, so multiprocessing's children work).
+        A C extension's ``exit()`` is beyond reach here: validate and play run in a child process for that
+        (:mod:`trainer.environments.isolated`)."""
+        real, pid = os._exit, os.getpid()
+
+        def refuse(status: int) -> NoReturn:
+            if os.getpid() != pid:
+                real(status)
+            raise SystemExit(f"os._exit({status})")
+
+        os._exit = refuse
+        try:
+            yield
+        except SystemExit as error:
+            called = error.code if isinstance(error.code, str) else f"sys.exit({error.code})"
+            raise InvalidInput(
+                f"environment: {self._name} {where} called {called}: an environment must not end the process"
+            ) from error
+        finally:
+            os._exit = real
 
     def _checked(self, observation: Any, where: str) -> Any:
         """The observation, if it has the shape and a type its declared ``observation_space`` allows; otherwise
