@@ -167,10 +167,19 @@ def compatibility_problems(
     return problems + _check_layers(experiment, arguments, states, name)
 
 
-def describe_preflight(experiment: Experiment, *, report: Any = None) -> str:
-    """:func:`preflight`'s one line; what ``tfcli validate`` runs in a child process
-    (:mod:`trainer.environments.isolated`)."""
-    return preflight(experiment).describe()
+def describe_each(experiments: list[Experiment], *, report: Any) -> list[str | list[str]]:
+    """:func:`preflight`'s line for each experiment, or its problems; what ``tfcli validate`` and a sweep's creation
+    run in a child process (:mod:`trainer.environments.isolated`), reporting each index as it starts."""
+    answers: list[str | list[str]] = []
+    for index, experiment in enumerate(experiments):
+        report(index)
+        try:
+            answers.append(preflight(experiment).describe())
+        except InvalidInput as error:
+            answers.append(error.problems)
+        except TfcliError as error:  # e.g. a level that needs a package that is not installed
+            answers.append(error.lines())
+    return answers
 
 
 def preflight(experiment: Experiment) -> Preflight:

@@ -49,13 +49,14 @@ def run_isolated(
     function: Callable[..., Any],
     args: tuple[Any, ...],
     *,
-    environment: str,
+    environment: str | Callable[[], str],
     timeout: float,
     on_report: Callable[[Any], None] | None = None,
 ) -> Any:
     """``function(*args, report=...)`` in a child process; its result, or its error raised here.
 
-    ``environment`` (the environment's name and file) words the error when the child dies without an answer;
+    ``environment`` (the environment's name and file, or what says it when asked) words the error when the child
+    dies without an answer;
     ``timeout`` is the stall timeout, after which (plus :data:`BUILD_SECONDS`) a child that is still silent is
     killed. ``SystemExit`` in the child is the environment's code ending the process: ``InvalidInput`` too; any other
     exception is a bug of tfcli's, raised here as a ``RuntimeError`` with the child's traceback.
@@ -68,25 +69,31 @@ def run_isolated(
     try:
         while True:
             if not receiver.poll(timeout + BUILD_SECONDS):
-                raise InvalidInput(f"environment: {environment} did not answer within {timeout:g} s (step_timeout)")
+                raise InvalidInput(
+                    f"environment: {_named(environment)} did not answer within {timeout:g} s (step_timeout)"
+                )
             try:
                 kind, payload = receiver.recv()
             except EOFError:
                 process.join(5)
                 raise InvalidInput(
-                    f"environment: {environment} ended the process (exit code {process.exitcode}) before it "
+                    f"environment: {_named(environment)} ended the process (exit code {process.exitcode}) before it "
                     "answered: an environment must not call sys.exit or os._exit"
                 ) from None
             if kind == "report":
                 if on_report is not None:
                     on_report(payload)
                 continue
-            return _answer(kind, payload, environment)
+            return _answer(kind, payload, _named(environment))
     finally:
         receiver.close()
         if process.is_alive():
             process.kill()
         process.join(5)
+
+
+def _named(environment: str | Callable[[], str]) -> str:
+    return environment if isinstance(environment, str) else environment()
 
 
 def _answer(kind: str, payload: Any, environment: str) -> Any:
