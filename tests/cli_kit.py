@@ -85,3 +85,12 @@ axes:
 seeds: 2
 early_stop: {{reduction: 2, min_timesteps: 150, recheck_seconds: 1}}
 """
+
+
+def forget_project_modules() -> None:
+    """Make this process forget the ``envs`` package an earlier test's project imported (each project has its own,
+    and the CLI runs in this process)."""
+    import sys
+
+    for name in [name for name in sys.modules if name == "envs" or name.startswith("envs.")]:
+        del sys.modules[name]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -21,7 +22,21 @@ from typing import Any, NoReturn
 
 from tfcli.errors import io_failure
 
-__all__ = ["atomic_write_json", "atomic_write_text", "check_writable", "fsync_directory", "fsync_file"]
+__all__ = [
+    "NON_FINITE",
+    "atomic_write_json",
+    "atomic_write_text",
+    "check_writable",
+    "finite_json",
+    "fsync_directory",
+    "fsync_file",
+    "strict_json_dumps",
+]
+
+# The key a mapping gets when some of its values were NaN or infinite: {key: "nan" | "inf" | "-inf"}, the values
+# themselves written as null (docs/design.md §6.3). Strict JSON has no NaN: Python's json module writes it, most
+# other parsers (JavaScript's, jq's, Go's) refuse the whole file.
+NON_FINITE = "non_finite"
 
 
 def check_writable(path: Path, flag: str) -> Path:
@@ -87,9 +102,43 @@ def _raise_io_failure(error: OSError, path: Path) -> NoReturn:
     raise failure from error
 
 
+def _finite(value: Any) -> tuple[Any, str | None]:
+    """The value with every NaN and infinity inside it made null, and what the value itself was when it was one."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, str(value)
+    if isinstance(value, dict):
+        return finite_json(value), None
+    if isinstance(value, list | tuple):
+        items = [_finite(item) for item in value]
+        return [item for item, _ in items], ("some entries" if any(was for _, was in items) else None)
+    return value, None
+
+
+def finite_json(data: Any) -> Any:
+    """``data`` for strict JSON: NaN and infinities become null, and each mapping that held one gets
+    :data:`NON_FINITE` saying which keys and what they were (a list with some: ``"some entries"``)."""
+    if not isinstance(data, dict):
+        return _finite(data)[0]
+    cleaned: dict[Any, Any] = {}
+    flags: dict[str, str] = {}
+    for key, value in data.items():
+        cleaned[key], was = _finite(value)
+        if was is not None:
+            flags[str(key)] = was
+    if flags:
+        cleaned[NON_FINITE] = flags
+    return cleaned
+
+
+def strict_json_dumps(data: Any, **options: Any) -> str:
+    """``json.dumps`` that never writes NaN or Infinity (:func:`finite_json`); every JSON file and ``--json``
+    output goes through it."""
+    return json.dumps(finite_json(data), allow_nan=False, **options)
+
+
 def atomic_write_json(path: Path, data: Any) -> None:
-    """``atomic_write_text`` of indented JSON with a final newline."""
-    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
+    """``atomic_write_text`` of indented strict JSON (no NaN: :func:`finite_json`) with a final newline."""
+    atomic_write_text(path, strict_json_dumps(data, indent=2) + "\n")
 
 
 def fsync_file(path: Path) -> None:

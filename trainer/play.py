@@ -271,7 +271,7 @@ def play(
     environment: PlayEnvironment | None = None
     agent: Any = None
     writer: VideoWriter | None = None
-    partial = None if video is None else video.with_name(f".{video.stem}.partial{video.suffix}")
+    partial = None if video is None else _partial(video)
     try:
         with snapshot(results, checkpoint, experiment=experiment.name) as chosen:
             environment = PlayEnvironment(experiment, seed=seed, render=video is not None)
@@ -310,6 +310,43 @@ def play(
             agent.close()
         if environment is not None:
             environment.close()
+
+
+def _partial(video: Path) -> Path:
+    return video.with_name(f".{video.stem}.partial{video.suffix}")
+
+
+def _play_reporting(experiment: Experiment, results: Path, options: dict[str, Any], *, report: Any) -> Played:
+    return play(experiment, results, **options, on_episode=report)
+
+
+def play_isolated(
+    experiment: Experiment,
+    results: Path,
+    *,
+    on_episode: Callable[[Episode], None] | None = None,
+    **options: Any,
+) -> Played:
+    """:func:`play` in a child process (:mod:`trainer.environments.isolated`): an environment that ends the process
+    (``os._exit``, ``sys.exit``) or hangs is one line naming its file, never a silent exit; a video it left half
+    written is removed."""
+    from trainer.environments.isolated import run_isolated
+    from trainer.preflight import environment_label
+
+    try:
+        played: Played = run_isolated(
+            _play_reporting,
+            (experiment, results, options),
+            environment=environment_label(experiment),
+            timeout=experiment.step_timeout,
+            on_report=on_episode,
+        )
+    except BaseException:
+        video = options.get("video")
+        if video is not None:
+            _partial(video).unlink(missing_ok=True)
+        raise
+    return played
 
 
 def _episode(number: int, environment: PlayEnvironment, acting: Evaluating, writer: VideoWriter | None) -> Episode:

@@ -21,10 +21,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tfcli.errors import InvalidInput
+from tfcli.errors import InvalidInput, TfcliError
 from tfcli.spec import Experiment
 from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment
+from trainer.argument_values import argument_problems
 from trainer.pools.recipe import EnvironmentRecipe
+from trainer.stall import StallWatch
 
 # TensorForce 0.6's agents that act only on discrete (``int``) actions, and those that act only on one float action.
 DISCRETE_ONLY = frozenset({"dqn", "double_dqn", "ddqn", "dueling_dqn"})
@@ -67,6 +69,22 @@ def environment_name(experiment: Experiment) -> str:
     if isinstance(spec, CustomEnvironment):
         return spec.entry_point
     return spec.level if isinstance(spec, GymnasiumEnvironment) else spec.environment
+
+
+def environment_label(experiment: Experiment) -> str:
+    """The environment's name for a one-line message, with the file of the user's code where it is theirs:
+    ``envs.slow:Slow (envs/slow.py)``."""
+    from trainer.environments.imports import module_file
+
+    name = environment_name(experiment)
+    spec = experiment.environment
+    module = None
+    if isinstance(spec, CustomEnvironment):
+        module = spec.entry_point.partition(":")[0]
+    elif isinstance(spec, GymnasiumEnvironment) and ":" in spec.level:
+        module = spec.level.partition(":")[0]
+    source = module_file(module) if module else None
+    return f"{name} ({source})" if source else name
 
 
 def _layer_lists(value: Any, path: str) -> Iterator[tuple[str, list[Any]]]:
@@ -145,14 +163,33 @@ def compatibility_problems(
     arguments = experiment.agent.arguments()
     if experiment.network is not None:
         arguments["network"] = experiment.network.tensorforce()
+    problems += argument_problems(experiment.agent.agent, arguments, states, limit)
     return problems + _check_layers(experiment, arguments, states, name)
 
 
+def describe_each(experiments: list[Experiment], *, report: Any) -> list[str | list[str]]:
+    """:func:`preflight`'s line for each experiment, or its problems; what ``tfcli validate`` and a sweep's creation
+    run in a child process (:mod:`trainer.environments.isolated`), reporting each index as it starts."""
+    answers: list[str | list[str]] = []
+    for index, experiment in enumerate(experiments):
+        report(index)
+        try:
+            answers.append(preflight(experiment).describe())
+        except InvalidInput as error:
+            answers.append(error.problems)
+        except TfcliError as error:  # e.g. a level that needs a package that is not installed
+            answers.append(error.lines())
+    return answers
+
+
 def preflight(experiment: Experiment) -> Preflight:
-    """Build the experiment's environment and agent as ``trainer.run`` does and step once; InvalidInput if not."""
+    """Build the experiment's environment and agent as ``trainer.run`` does and step once; InvalidInput if not.
+
+    Its reset and step are watched as the run's are (``step_timeout``, :mod:`trainer.stall`)."""
     started = time.perf_counter()
     recipe = EnvironmentRecipe.of(experiment)
     name = environment_name(experiment)
+    watch = StallWatch(experiment.step_timeout, environment_label(experiment)).install()
     environment = recipe.make(0)
     try:
         states, actions = environment.states(), environment.actions()
@@ -160,9 +197,12 @@ def preflight(experiment: Experiment) -> Preflight:
         problems = compatibility_problems(experiment, states, actions, limit)
         if problems:
             raise InvalidInput(problems)
+        watch.waiting()
         observation = environment.reset()
-        _build_and_step(experiment, recipe, environment, limit, observation)
+        watch.answered()
+        _build_and_step(experiment, recipe, environment, limit, observation, watch)
     finally:
+        watch.uninstall()
         environment.close()
     return Preflight(
         agent=experiment.agent.agent,
@@ -203,7 +243,12 @@ class _Specs:
 
 
 def _build_and_step(
-    experiment: Experiment, recipe: EnvironmentRecipe, environment: Any, limit: int | None, observation: Any
+    experiment: Experiment,
+    recipe: EnvironmentRecipe,
+    environment: Any,
+    limit: int | None,
+    observation: Any,
+    watch: StallWatch,
 ) -> None:
     """The agent as ``trainer.run`` builds it, then one act / step / observe through the loop's own acting."""
     from trainer.acting import acting_for
@@ -223,8 +268,12 @@ def _build_and_step(
         acting.start_episode(0)
         try:
             (action,) = acting.act([0], [observation])
+            watch.waiting()
             step = recipe.step(environment, action)
+            watch.answered()
             acting.observe([0], [step.terminal], [step.reward])
+        except TfcliError:  # the stall watch's, or the environment's own InvalidInput: already in words
+            raise
         except Exception as error:
             raise InvalidInput(
                 f"agent: the {experiment.agent.agent} agent was built but cannot step "

@@ -34,9 +34,11 @@ from trainer.hooks.summaries import TensorBoardSummaries
 from trainer.loop import train
 from trainer.pools.base import EnvironmentPool
 from trainer.pools.factory import close_pool, make_pool
-from trainer.preflight import compatibility_problems
+from trainer.pools.watched import WatchedPool
+from trainer.preflight import compatibility_problems, environment_label
 from trainer.results import Result
 from trainer.signals import StopRequest
+from trainer.stall import StallWatch
 from trainer.state import RunState
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,7 @@ def run(config: RunConfig) -> Result:
         raise TfcliError(f"cannot create the output folder {output}: {error}") from error
     budget = Budget.of(experiment)
     stop = StopRequest().install()
+    watch = StallWatch(experiment.step_timeout, environment_label(experiment)).install()
     state = RunState()
     restored = False  # whether ``state`` holds the run's counters yet (a failure before must not report zeros)
     hooks = Hooks([])
@@ -111,7 +114,7 @@ def run(config: RunConfig) -> Result:
             hook_list.append(early_stop)
         hooks = Hooks(hook_list)
         outcome: str = train(
-            pool=pool,
+            pool=WatchedPool(pool, watch),
             acting=acting_for(agent, deterministic=experiment.deterministic),
             budget=budget,
             state=state,
@@ -137,6 +140,7 @@ def run(config: RunConfig) -> Result:
             log.warning("could not write %s: %s", config.output / "result.json", also)
         raise
     finally:
+        watch.uninstall()
         stop.uninstall()
         if agent is not None:
             agent.close()

@@ -10,12 +10,11 @@ training fails the run with its traceback in the log.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_kit import invoke, status
+from cli_kit import forget_project_modules, invoke, status
 
 CRASHY = """\
 import gymnasium
@@ -46,12 +45,9 @@ def inside(lab: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The lab project, with the commands run from its ``configs/`` folder; this process forgets any ``envs`` package
     an earlier test imported (each test's project has its own)."""
     monkeypatch.chdir(lab / "configs")
-    forget = [name for name in sys.modules if name == "envs" or name.startswith("envs.")]
-    for name in forget:
-        del sys.modules[name]
+    forget_project_modules()
     yield lab
-    for name in [name for name in sys.modules if name == "envs" or name.startswith("envs.")]:
-        del sys.modules[name]
+    forget_project_modules()
 
 
 def spec(lab: Path, name: str, environment: str, budget: int = 300) -> str:

@@ -5,7 +5,6 @@ Made on first use: importing rich's console costs tens of milliseconds that ``tf
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +29,11 @@ def err() -> Console:
 def print_json(data: Any) -> None:
     """``--json`` output: rich's ``print_json`` (highlighted) on a terminal; elsewhere the same text written plainly,
     as rich would write it there (indent 2, non-ASCII kept) without rendering it token by token, which takes seconds
-    for a 1,000-trial sweep's status."""
+    for a 1,000-trial sweep's status. NaN and infinities are null, flagged (:func:`trainer.files.finite_json`)."""
+    from trainer.files import strict_json_dumps  # no NaN or Infinity, which strict parsers refuse
+
     console = out()
     if console.is_terminal:
-        console.print_json(json.dumps(data))
+        console.print_json(strict_json_dumps(data))
         return
-    console.file.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    console.file.write(strict_json_dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -2,7 +2,8 @@
 
 ``tfcli validate`` (and anything else that promises a spec will train) calls :func:`build_experiment`; it runs
 :func:`trainer.preflight.preflight` — the environment and the agent exactly as the trainer builds them, stepped
-once — and words what went wrong as ``<file>: <field>: <message>``. It imports TensorFlow, so only the commands
+once, in a child process (:mod:`trainer.environments.isolated`: the environment's code may end the process or
+hang) — and words what went wrong as ``<file>: <field>: <message>``. It imports TensorFlow, so only the commands
 that need it import this module, inside the command.
 """
 
@@ -25,13 +26,38 @@ def importable_project_code() -> None:
 
 def build_experiment(experiment: Experiment, *, shown: str) -> str:
     """One line saying what was built and stepped; :class:`InvalidInput` naming ``shown`` and the field if not."""
-    from trainer.preflight import preflight
+    (built,) = build_experiments([(experiment, shown)])
+    if isinstance(built, InvalidInput):
+        raise built
+    return built
+
+
+def build_experiments(items: list[tuple[Experiment, str]]) -> list[str | InvalidInput]:
+    """:func:`build_experiment` for each ``(experiment, shown)``, in one child process (TensorFlow imported once for
+    a sweep's combinations): each a line, or the :class:`InvalidInput` naming its file. An environment that ends
+    the child (or hangs) is reported against the experiment being built then; the rest are not built."""
+    from trainer.environments.isolated import run_isolated
+    from trainer.preflight import describe_each, environment_label
 
     importable_project_code()
+    current = [0]  # the experiment the child is building (it reports each index as it starts)
+
+    def started(index: int) -> None:
+        current[0] = index
 
     try:
-        return preflight(experiment).describe()
-    except InvalidInput as error:
-        raise error.in_file(shown) from error
-    except TfcliError as error:  # e.g. a level that needs a package that is not installed
-        raise InvalidInput(error.lines()).in_file(shown) from error
+        # In a child process: the environment's code may end the process (sys.exit, os._exit) or hang.
+        answers = run_isolated(
+            describe_each,
+            ([experiment for experiment, _ in items],),
+            environment=lambda: environment_label(items[current[0]][0]),
+            timeout=max(experiment.step_timeout for experiment, _ in items),
+            on_report=started,
+        )
+    except TfcliError as error:  # the child died, hung, or failed outside any one build
+        failure = error if isinstance(error, InvalidInput) else InvalidInput(error.lines())
+        return [failure.in_file(items[current[0]][1])]
+    return [
+        answer if isinstance(answer, str) else InvalidInput(answer).in_file(shown)
+        for answer, (_, shown) in zip(answers, items, strict=True)
+    ]

@@ -51,6 +51,9 @@ class Experiment(StrictModel):
     seed: int | None = Field(default=None, ge=0, le=2**32 - 1)
     # Dollars: on GKE the trainer pauses itself once its run has cost this much (trainer/hooks/cost_limit.py).
     max_cost: float | None = Field(default=None, gt=0)
+    # Seconds an environment may take to answer a reset or a step (a dead env-worker never answers): past it the
+    # run fails, its checkpoints kept, with one line naming the environment (trainer/stall.py).
+    step_timeout: float = Field(default=300.0, gt=0, le=86400)
     # The return that counts as solved; sweeps report the time each combination takes to reach it, and the trainer
     # its run's time to reach it as a TensorBoard HParams metric.
     target_return: float | None = None

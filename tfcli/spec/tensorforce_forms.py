@@ -23,10 +23,21 @@ _FORMS = {
 }
 
 
+def implied_origin(translation: Translation, key: str, *, where: str, prefix: str) -> str:
+    """Where an experiment key a translation implied came from, for its validation errors: the TensorForce file and
+    its own key (``configs/agents/tf.json: saver.max_checkpoints (read as keep_checkpoints)``), or the inline
+    document's (``exp.yaml: agent.saver.max_checkpoints ...``) — never the experiment's file or "the command line",
+    which said nothing about it."""
+    source = next((item.split(" ", 1)[0] for item in translation.mapped if f"-> {key}" in item), None)
+    named = f"{prefix}{source}" if source else prefix.rstrip(".") or "its settings"
+    return f"{where}: {named} (read as {key})"
+
+
 def translate_references(raw: dict[str, Any], *, shown: str, origins: dict[str, str]) -> list[str]:
     """Replace ``raw``'s agent and environment, when in TensorForce's form, by their tfcli form (in place).
 
-    ``shown`` is the experiment's own file, ``origins`` the file each referenced document came from. Returns the
+    ``shown`` is the experiment's own file, ``origins`` the file each referenced document came from; each
+    experiment key a translation sets is added to it, naming the file and TensorForce key it came from. Returns the
     problems (each naming that file and the field); a document with problems keeps in ``raw`` only what validation
     should still check (or nothing), so that no problem is reported twice in other words.
     """
@@ -53,5 +64,6 @@ def translate_references(raw: dict[str, Any], *, shown: str, origins: dict[str, 
             else:
                 raw[key] = value
                 set_by[key] = f"the {field} file" if not prefix else f"the inline {field}"
+                origins[key] = implied_origin(translation, key, where=where, prefix=prefix)
         emit(translation.note(where if not prefix else f"{shown}: {field}", field))
     return problems

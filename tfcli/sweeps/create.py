@@ -132,15 +132,17 @@ def plan_sweep(reference: str, options: SweepOptions, library: ConfigLibrary, *,
 def build_trials(planned: Planned) -> list[str]:
     """The trainer's build-and-step for one trial of each combination (what differs between seeds is only the seed):
     every problem named with its trial, or the lines saying what was built."""
-    from tfcli.experiments.preflight import build_experiment
+    from tfcli.experiments.preflight import build_experiments
 
     lines, problems = [], []
     seeds = planned.sweep.seeds
-    for trial, spec in list(zip(planned.trials, planned.specs, strict=True))[::seeds]:
-        try:
-            lines.append(f"{trial.label}: {build_experiment(spec, shown=f'{planned.shown}: trial {trial.name}')}")
-        except InvalidInput as error:
-            problems += error.problems
+    chosen = list(zip(planned.trials, planned.specs, strict=True))[::seeds]
+    built = build_experiments([(spec, f"{planned.shown}: trial {trial.name}") for trial, spec in chosen])
+    for (trial, _), answer in zip(chosen, built, strict=False):  # a child that died answers for one trial only
+        if isinstance(answer, InvalidInput):
+            problems += answer.problems
+        else:
+            lines.append(f"{trial.label}: {answer}")
     if problems:
         raise InvalidInput(problems)
     return lines

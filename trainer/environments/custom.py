@@ -21,7 +21,7 @@ import gymnasium
 from tfcli.errors import InvalidInput
 from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment
 from trainer.environments.gym_adapter import GymnasiumAdapter
-from trainer.environments.imports import import_module
+from trainer.environments.imports import import_module, module_file
 
 REGISTERED_PREFIX = "tfcli-custom/"  # the registry ids of entry-point classes
 
@@ -64,7 +64,10 @@ def make_custom_environment(
     cls = load_class(spec.entry_point)
     if issubclass(cls, gymnasium.Env):
         level = GymnasiumEnvironment(level=registered_level(spec, cls), kwargs=spec.kwargs, wrappers=spec.wrappers)
-        return GymnasiumAdapter(level, seed=seed, max_episode_timesteps=max_episode_timesteps)
+        module = spec.entry_point.partition(":")[0]
+        source = module_file(module)
+        name = f"{spec.entry_point} ({source})" if source else spec.entry_point
+        return GymnasiumAdapter(level, seed=seed, max_episode_timesteps=max_episode_timesteps, name=name)
     if spec.wrappers:
         raise InvalidInput("environment.wrappers: gymnasium wrappers apply to gymnasium.Env classes only")
     from trainer.environments.tensorforce_env import created

@@ -16,9 +16,12 @@ TensorForce gets a true bound: it needs one to keep episodes of several environm
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
-from typing import Any
+import os
+from collections.abc import Iterator
+from typing import Any, NoReturn
 
 import gymnasium
 import numpy as np
@@ -31,6 +34,9 @@ from trainer.environments.spaces import action_spec, state_spec
 from trainer.environments.wrappers import apply_wrappers
 
 RUNNING, TERMINATED, TRUNCATED = 0, 1, 2
+# The numpy kinds an observation may have for each TensorForce state type (TensorForce casts with ``np.asarray``:
+# ints and bools become floats harmlessly, a float truncated to an int or a string is a mistake of the level's).
+_KINDS = {"float": "fiub", "int": "iub", "bool": "biu"}
 
 
 EMULATOR_FRAME_LIMIT = "max_num_frames_per_episode"  # ale-py's own episode cut, in emulator frames
@@ -76,8 +82,14 @@ class GymnasiumAdapter:
     """One gymnasium environment, stepped by TensorForce-style ``reset`` / ``execute`` calls."""
 
     def __init__(
-        self, spec: GymnasiumEnvironment, *, seed: int | None = None, max_episode_timesteps: int | None = None
+        self,
+        spec: GymnasiumEnvironment,
+        *,
+        seed: int | None = None,
+        max_episode_timesteps: int | None = None,
+        name: str | None = None,
     ) -> None:
+        self._name = name or spec.level
         registered = level_spec(spec.level)
         kwargs = dict(spec.kwargs)
         # A max_episode_steps in kwargs is gymnasium's own limit (in frames of the level) and stays gymnasium's;
@@ -121,19 +133,21 @@ class GymnasiumAdapter:
 
     def reset(self) -> Any:
         """Start an episode; the first one is seeded with the experiment's seed (gymnasium keeps its RNG after)."""
-        if self._seed is not None:
-            observation, _ = self._env.reset(seed=self._seed)
-            self._seed = None
-        else:
-            observation, _ = self._env.reset()
+        with self._no_exit("reset()"):
+            if self._seed is not None:
+                observation, _ = self._env.reset(seed=self._seed)
+                self._seed = None
+            else:
+                observation, _ = self._env.reset()
         self._timestep = 0
-        return observation
+        return self._checked(observation, "reset()")
 
     def execute(self, actions: Any) -> tuple[Any, int, float]:
         """One step: ``(states, terminal, reward)``, terminal 0 running, 1 terminated, 2 cut off by a time limit."""
         if self._actions["type"] == "int" and np.ndim(actions) == 0:
             actions = int(actions)  # TensorForce hands out numpy scalars; some levels want a plain int
-        observation, reward, terminated, truncated, _ = self._env.step(actions)
+        with self._no_exit("step()"):
+            observation, reward, terminated, truncated, _ = self._env.step(actions)
         self._timestep += 1
         if terminated:
             terminal = TERMINATED
@@ -141,7 +155,53 @@ class GymnasiumAdapter:
             terminal = TRUNCATED
         else:
             terminal = RUNNING
-        return observation, terminal, float(reward)
+        reward = float(reward)
+        if not math.isfinite(reward):  # it would poison the agent and every return after it (and result.json)
+            raise InvalidInput(f"environment: {self._name} step() returned the reward {reward}: rewards must be finite")
+        return self._checked(observation, "step()"), terminal, reward
+
+    @contextlib.contextmanager
+    def _no_exit(self, where: str) -> Iterator[None]:
+        """``sys.exit`` or ``os._exit`` in the environment's code is its failure, in words, not the end of the
+        trainer (exit 0 and no result) or of an env-worker (a learner waiting for it).
+
+        ``os._exit`` ends a process at once, so for the call's length it is replaced by one that raises in this
+        process (a process the environment forked still exits as it asks, so multiprocessing's children work).
+        A C extension's ``exit()`` is beyond reach here: validate and play run in a child process for that
+        (:mod:`trainer.environments.isolated`)."""
+        real, pid = os._exit, os.getpid()
+
+        def refuse(status: int) -> NoReturn:
+            if os.getpid() != pid:
+                real(status)
+            raise SystemExit(f"os._exit({status})")
+
+        os._exit = refuse
+        try:
+            yield
+        except SystemExit as error:
+            called = error.code if isinstance(error.code, str) else f"sys.exit({error.code})"
+            raise InvalidInput(
+                f"environment: {self._name} {where} called {called}: an environment must not end the process"
+            ) from error
+        finally:
+            os._exit = real
+
+    def _checked(self, observation: Any, where: str) -> Any:
+        """The observation, if it has the shape and a type its declared ``observation_space`` allows; otherwise
+        InvalidInput naming the environment (TensorForce would fail later with a bare assertion, or truncate)."""
+        declared = tuple(self._states.get("shape", ()))
+        try:
+            array = np.asarray(observation)  # no copy for an array
+        except ValueError:  # ragged
+            array = np.asarray(observation, dtype=object)
+        shape, kind = array.shape, array.dtype.kind
+        if shape != declared or kind not in _KINDS[self._states["type"]]:
+            raise InvalidInput(
+                f"environment: {self._name} {where} returned an observation of shape {shape} and dtype kind "
+                f"'{kind}', but its observation_space declares shape {declared} of {self._states['type']} values"
+            )
+        return observation
 
     def render(self) -> Any:
         """The level's current frame, for a level made with ``kwargs: {render_mode: rgb_array}`` (an RGB array)."""

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tfcli.errors import io_failure
-from trainer.files import atomic_write_text
+from trainer.files import atomic_write_text, strict_json_dumps
 from trainer.hooks import Hook
 from trainer.state import Episode, RunState
 
@@ -125,7 +125,7 @@ class ProgressLog(Hook):
     def on_episode(self, episode: Episode, state: RunState) -> None:
         if self._file is not None:
             try:
-                self._file.write(json.dumps(episode.as_json()) + "\n")
+                self._file.write(strict_json_dumps(episode.as_json()) + "\n")
                 self._file.flush()
                 if self._clock() - self._opened >= self._publish_seconds:
                     self._file.close()  # what publishes the file on a GCS FUSE mount

@@ -276,7 +276,7 @@ class RemotePool:
             else:
                 self._lose(worker, f"unexpected reply {str(reply)[:200]}")
         if errors:
-            raise TfcliError("\n".join(errors))
+            raise TfcliError("; ".join(errors))  # one line, for result.json and the CLI
         return replies
 
     def reset(self, indices: Sequence[int]) -> list[Any | None]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 
-from tfcli.cli.console import out
+from tfcli.cli.console import out, print_json
 from tfcli.cli.context import CliContext
 
 
@@ -18,7 +17,7 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable
     ctx = CliContext()
     rows = list_clusters(ctx.project, stacks=ctx.stacks())
     if as_json:
-        out().print_json(json.dumps([row.as_json() for row in rows]))
+        print_json([row.as_json() for row in rows])
         return
     if not rows:
         out().print("No shared clusters yet: `tfcli cluster create -f single-node-gpu -c shared-t4` makes one.")

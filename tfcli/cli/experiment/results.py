@@ -88,12 +88,12 @@ def play(
     found = CliContext().store.get(experiment)
     spec = found.spec()
     from tfcli.experiments.preflight import importable_project_code
-    from trainer.play import play as play_episodes
+    from trainer.play import play_isolated
 
     importable_project_code()  # the project's own environments (envs/) import here as in the trainer
 
     out().print(f"Loading {experiment}'s agent (TensorFlow starts) ...")
-    played = play_episodes(
+    played = play_isolated(
         spec,
         found.results,
         episodes=episodes,

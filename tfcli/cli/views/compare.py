@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
-from tfcli.cli.console import out
+from tfcli.cli.console import out, print_json
 
 if TYPE_CHECKING:  # numpy (the aggregate's) stays out of `tfcli --help`
     from tfcli.runs.comparison import ComparedRun, Comparison
@@ -22,7 +22,7 @@ def number(value: float | None, digits: int = 1) -> str:
 
 def show_comparison(rows: list[Row], target: float | None, *, as_json: bool = False) -> None:
     if as_json:
-        out().print_json(json.dumps([row.as_json() for row in rows]))
+        print_json([row.as_json() for row in rows])
         return
     table = Table(box=None, pad_edge=False)
     table.add_column("")
