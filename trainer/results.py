@@ -86,3 +86,12 @@ class Result:
 
     def write(self, output: Path) -> None:
         atomic_write_json(output / FILENAME, self.as_json())
+
+
+def previous_timesteps(output: Path) -> int:
+    """The timesteps ``output``'s ``result.json`` counts (0: none, or unreadable)."""
+    try:
+        value = json.loads((output / FILENAME).read_text(encoding="utf-8")).get("timesteps", 0)
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return value if isinstance(value, int) and value > 0 else 0

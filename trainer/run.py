@@ -13,6 +13,7 @@ import logging
 import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError, io_failure
@@ -35,7 +36,7 @@ from trainer.loop import train
 from trainer.pools.base import EnvironmentPool
 from trainer.pools.factory import close_pool, make_pool
 from trainer.preflight import compatibility_problems
-from trainer.results import Result
+from trainer.results import Result, previous_timesteps
 from trainer.signals import StopRequest
 from trainer.state import RunState
 
@@ -68,9 +69,10 @@ def run(config: RunConfig) -> Result:
         _import_tensorflow_meanwhile()
     try:
         try:
-            pool = make_pool(experiment, environments=config.environments, workers=config.workers, token=config.token)
             keep = experiment.keep_checkpoints or config.keep_checkpoints
             store = CheckpointStore(output / "checkpoints", keep=keep)
+            refuse_to_start_over(output, store)
+            pool = make_pool(experiment, environments=config.environments, workers=config.workers, token=config.token)
             ready_pool = pool
             agent, checkpoint = store.resume(lambda: _make_agent(config, ready_pool))
         except InvalidInput as error:
@@ -147,6 +149,24 @@ def run(config: RunConfig) -> Result:
     assert result is not None
     _finish(config, result)
     return result
+
+
+def refuse_to_start_over(output: Path, store: CheckpointStore) -> None:
+    """Results but no checkpoint to continue them from (``checkpoints/`` deleted, or a run killed before its first
+    checkpoint): the run fails naming what is missing, rather than train from zero over ``progress.jsonl`` and
+    ``result.json`` (docs/design.md §6.4). Starting over is the user's call: ``--restart`` deletes them first."""
+    if store.marked():
+        return  # checkpoints exist: resume() restores one, or fails naming each that does not load
+    episodes = len(read_episodes(output / PROGRESS))
+    timesteps = previous_timesteps(output)
+    if not episodes and not timesteps:
+        return
+    held = f"{episodes:,} episode(s) in {PROGRESS}" if episodes else f"{timesteps:,} timesteps in result.json"
+    raise TfcliError(
+        f"{output} holds results ({held}) but no complete checkpoint to continue them from "
+        f"({store.directory} has none); refusing to train from zero over them",
+        hint="put the checkpoints back, or start over with `--restart` (deletes the results)",
+    )
 
 
 def _import_tensorflow_meanwhile() -> None:
