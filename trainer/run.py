@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError, io_failure
+from trainer import output_lock
 from trainer.acting import acting_for
 from trainer.budget import Budget
 from trainer.checkpoints import CheckpointStore
@@ -50,13 +51,24 @@ def _error_text(error: BaseException) -> str:
 
 
 def run(config: RunConfig) -> Result:
-    """Train the experiment into ``config.output`` until its budget is spent or a stop is requested."""
-    experiment = config.experiment
+    """Train the experiment into ``config.output`` until its budget is spent or a stop is requested, holding the
+    folder's trainer lock throughout (:mod:`trainer.output_lock`: a second trainer is refused, nothing written)."""
     output = config.output
     try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise TfcliError(f"cannot create the output folder {output}: {error}") from error
+    lock = output_lock.hold(output)
+    try:
+        return _run(config)
+    finally:
+        if lock is not None:
+            lock.close()
+
+
+def _run(config: RunConfig) -> Result:
+    experiment = config.experiment
+    output = config.output
     budget = Budget.of(experiment)
     stop = StopRequest().install()
     state = RunState()

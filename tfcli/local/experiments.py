@@ -27,7 +27,16 @@ def supervisor(experiment: ExperimentDir) -> RecordedProcess:
 
 
 def is_running(experiment: ExperimentDir) -> bool:
-    return supervisor(experiment).alive()
+    """Its supervisor runs, or a trainer still writes its results (one whose supervisor was killed: the lock the
+    trainer holds says so, ``trainer/output_lock.py``)."""
+    return supervisor(experiment).alive() or trainer_pid(experiment) is not None
+
+
+def trainer_pid(experiment: ExperimentDir) -> int | None:
+    """The pid of the trainer writing the experiment's results now (0: not known yet), else None."""
+    from trainer.output_lock import holder
+
+    return holder(experiment.results)
 
 
 def launch(experiment: ExperimentDir, *, restart: bool = False) -> subprocess.Popen[bytes]:
@@ -80,7 +89,9 @@ def status(experiment: ExperimentDir) -> Status:
     result = experiment.result()
     reader = ProgressReader(experiment.results / "progress.jsonl")
     reader.read()
-    alive = is_running(experiment)
+    supervised = supervisor(experiment).alive()
+    orphan = None if supervised else trainer_pid(experiment)  # a trainer whose supervisor was killed
+    alive = supervised or orphan is not None
     if alive:
         state = "pausing" if record.pause_requested else "running"
     elif record.stopped:
@@ -99,9 +110,17 @@ def status(experiment: ExperimentDir) -> Status:
         result=result,
         reader=reader,
         final=bool(result) and not alive,
-        pid=record.pid if alive else None,
-        detail=str(result.get("error", "")) if state == "failed" else "",
+        pid=record.pid if supervised else orphan,
+        detail=_detail(state, result, supervised=supervised),
     )
+
+
+def _detail(state: str, result: dict[str, object], *, supervised: bool) -> str:
+    if state == "failed":
+        return str(result.get("error", ""))
+    if state in ("running", "pausing") and not supervised:
+        return "its supervisor is gone; the trainer checkpoints and pauses"
+    return ""
 
 
 def write_log(
