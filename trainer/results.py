@@ -95,3 +95,13 @@ def previous_timesteps(output: Path) -> int:
     except (OSError, ValueError, AttributeError):
         return 0
     return value if isinstance(value, int) and value > 0 else 0
+
+
+def withdraw(output: Path) -> None:
+    """Remove the previous segment's ``result.json`` as a new segment starts training: it said how that segment
+    ended, and a segment killed outright (SIGKILL, a lost node) writes no result of its own, so a kept one would
+    report the old ending and counts — ``paused`` at the previous budget for an extended run, ``pruned`` with the old
+    reason for an extended pruned trial — where the run is in fact interrupted past them. Without it, tfcli reads
+    the run as running while its process lives, else as interrupted, its counts from ``progress.jsonl``
+    (docs/design.md §9.3)."""
+    (output / FILENAME).unlink(missing_ok=True)

@@ -37,7 +37,7 @@ from trainer.loop import train
 from trainer.pools.base import EnvironmentPool
 from trainer.pools.factory import close_pool, make_pool
 from trainer.preflight import compatibility_problems
-from trainer.results import Result, previous_timesteps
+from trainer.results import Result, previous_timesteps, withdraw
 from trainer.signals import StopRequest
 from trainer.state import RunState
 
@@ -95,6 +95,7 @@ def _run(config: RunConfig) -> Result:
         else:
             rewind(output / PROGRESS, 0)
         restored = True
+        withdraw(output)  # the previous segment's ending; this one writes its own (§6.3)
         log.info(
             "%s: %s, %d environment(s), budget %s (%s left)",
             experiment.name,
