@@ -95,7 +95,6 @@ def _run(config: RunConfig) -> Result:
         else:
             rewind(output / PROGRESS, 0)
         restored = True
-        withdraw(output)  # the previous segment's ending; this one writes its own (§6.3)
         log.info(
             "%s: %s, %d environment(s), budget %s (%s left)",
             experiment.name,
@@ -125,6 +124,7 @@ def _run(config: RunConfig) -> Result:
         if early_stop is not None:
             hook_list.append(early_stop)
         hooks = Hooks(hook_list)
+        withdraw(output)  # the previous segment's ending (read above: early_stopping's release), now stale (§6.3)
         outcome: str = train(
             pool=pool,
             acting=acting_for(agent, deterministic=experiment.deterministic),
