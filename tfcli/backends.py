@@ -25,6 +25,8 @@ from tfcli.gke.events import UpdateObserver
 from tfcli.gke.planning import Planned
 from tfcli.gke.pulumi_cli import InstallPrompt
 from tfcli.local.backend import LocalBackend, LocalPlan
+from tfcli.local.experiments import is_running
+from tfcli.local.sweeps import queue_alive
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Backend, Watcher
 from tfcli.runs.comparison import Comparison, experiment_row, of_experiments, of_sweep
@@ -107,16 +109,16 @@ class Backends:
         (deployed and not stopped) or here (a queue, a supervisor or a trainer). Called under the run's lock, before
         anything is written."""
         flag, what = run.flag, run.kind
-        deployed = [member.name for member in (run.folder, *run.members()) if member.run_record().deployed_on_gke]
+        members = [run.store.dir(name) for name in run.store.names() if run.store.sweep_owning(name) == run.name]
+        members = members if run.kind == "sweep" else [run.experiment()]  # by folder: sweep.yaml may be hand-edited
+        deployed = [member.name for member in (run.folder, *members) if member.run_record().deployed_on_gke]
         if deployed:
             raise TfcliError(
                 f"{what} '{run.name}' is deployed on GKE; --restart starts over only from a stopped {what}",
                 hint=f"`tfcli experiment stop {flag}` first (downloads its results, destroys the stack)",
             )
-        status = LocalBackend().status(run)
-        running = [status.name] if status.state in ("running", "pausing") else []
-        if isinstance(status, SweepStatus):
-            running += [trial.name for _, trial in status.trials if trial.state in ("running", "pausing")]
+        running = [run.name] if run.kind == "sweep" and queue_alive(run.sweep()) else []
+        running += [member.name for member in members if is_running(member)]
         if running:
             raise TfcliError(
                 f"{what} '{run.name}' is running ({', '.join(running[:4])}); --restart would delete the results "

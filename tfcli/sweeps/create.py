@@ -176,9 +176,10 @@ def create_sweep(
         with sweep.locked():
             if replace and sweep.exists() and refuse_replacing is not None:
                 refuse_replacing(sweep)
-            if replace and sweep.exists():
-                for trial in sweep.trials():
-                    _remove_extra(store, trial.name, {t.name for t in planned.trials})
+            if replace and sweep.exists():  # its trials by folder: the old sweep.yaml may be hand-edited
+                for name in store.names():
+                    if store.sweep_owning(name) == sweep.name:
+                        _remove_extra(store, name, {t.name for t in planned.trials})
             for spec in planned.specs:
                 experiment = store.dir(spec.name)
                 with experiment.locked():
