@@ -6,6 +6,7 @@ checkpoints and exits); a later launch starts it again and the trainer continues
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -16,6 +17,7 @@ from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.status import Status, reported_state, status_from
 from tfcli.experiments.store import ExperimentDir
+from tfcli.local.log_cap import HEAD
 from tfcli.local.processes import RecordedProcess
 
 SUPERVISOR_MODULE = "tfcli.local.supervisor"
@@ -139,6 +141,8 @@ def write_log(
             chunk = handle.read()
             if chunk:
                 write(chunk)
+            elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut back to its head (tfcli/local/log_cap.py)
+                handle.seek(min(HEAD, os.fstat(handle.fileno()).st_size))
             elif not follow or not is_running(experiment):
                 break
             else:

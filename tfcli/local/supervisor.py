@@ -14,10 +14,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import FrameType
 
+from tfcli.local.log_cap import keep_capped
 from tfcli.local.processes import dies_with_this_process, end_my_group, handle_stop_signals
 
 WORKER_STOP_SECONDS = 10.0
@@ -81,6 +83,7 @@ def supervise(root: Path) -> int:
     workers: list[subprocess.Popen[bytes]] = []
     ports: list[int] = []
     learner: subprocess.Popen[bytes] | None = None
+    ended, capping = threading.Event(), None
     stopping = False
 
     def forward(signum: int, _frame: FrameType | None) -> None:
@@ -122,6 +125,7 @@ def supervise(root: Path) -> int:
             env=env,
             preexec_fn=dies_with_this_process(),  # a supervisor killed outright ends its trainer (it checkpoints)
         )
+        capping = keep_capped(experiment.logs / "trainer.log", ended)  # its head and newest output
         while True:
             try:
                 return learner.wait()
@@ -130,6 +134,9 @@ def supervise(root: Path) -> int:
     finally:
         stop_all(workers)
         _end_leftovers()
+        ended.set()
+        if capping is not None:
+            capping.join(timeout=WORKER_STOP_SECONDS)
 
 
 def _end_leftovers() -> None:
