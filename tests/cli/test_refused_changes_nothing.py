@@ -75,3 +75,19 @@ def test_one_trial_of_a_sweep_is_not_extended_alone(lab: Path) -> None:
     assert "experiment 'busy-1' is a trial of sweep 'busy', which has one budget" in stderr
     assert "tfcli experiment resume -s busy --total-timesteps 300000" in stderr
     assert snapshot(lab) == before
+
+
+def test_restarting_a_running_experiment_from_a_changed_spec_is_refused_before_anything_is_written(lab: Path) -> None:
+    """Row 2's rule for an experiment: `start -f SPEC --restart` rewrote experiment.yaml, then found it running."""
+    spec = LONG_SWEEP.split("base:\n")[1].split("axes:")[0].replace("\n  ", "\n").strip() + "\n"
+    (lab / "busy.yaml").write_text(spec)
+    code, stdout, stderr = invoke("experiment", "start", "-f", "busy.yaml", "--local", "--detach")
+    assert code == 0, stdout + stderr
+    try:
+        before = snapshot(lab)
+        (lab / "busy.yaml").write_text(spec.replace("total_timesteps: 200000", "total_timesteps: 100000"))
+        code, stdout, stderr = invoke("experiment", "start", "-f", "busy.yaml", "--local", "--restart", "--detach")
+        assert code == 1 and snapshot(lab) == before, stdout + stderr
+        assert "experiment 'busy' is running (busy)" in stderr
+    finally:
+        invoke("experiment", "stop", "-e", "busy")
