@@ -25,11 +25,13 @@ from tfcli.gke.events import UpdateObserver
 from tfcli.gke.planning import Planned
 from tfcli.gke.pulumi_cli import InstallPrompt
 from tfcli.local.backend import LocalBackend, LocalPlan
+from tfcli.local.experiments import is_running
+from tfcli.local.sweeps import queue_alive
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Backend, Watcher
 from tfcli.runs.comparison import Comparison, experiment_row, of_experiments, of_sweep
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
-from tfcli.runs.resuming import ResumeOptions, plan_resume, write_budget
+from tfcli.runs.resuming import FLAGS, ResumeOptions, plan_resume, write_budget
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Row, rows
 from tfcli.sweeps.status import SweepStatus
@@ -87,18 +89,42 @@ class Backends:
         refuse_alone(run, "start")
         options = options or ResumeOptions()
         options.check()  # bad flags before anything is read
+        refuse_trial_budget(run, options)
         backend = self.of(run)
-        status = backend.status(run)
-        if isinstance(status, SweepStatus):
-            members = [(trial.index, trial_status) for trial, trial_status in status.trials]
-        else:
-            assert isinstance(status, Status)
-            members = [(0, status)]
-        plan = plan_resume(run, members, options, status.state)
-        backend.check_resumable(run, plan)
-        write_budget(run, plan)
-        started = backend.resume(run, plan)
+        with run.locked():  # check, then write, then launch: a refused resume has changed nothing
+            status = backend.status(run)
+            if isinstance(status, SweepStatus):
+                members = [(trial.index, trial_status) for trial, trial_status in status.trials]
+            else:
+                assert isinstance(status, Status)
+                members = [(0, status)]
+            plan = plan_resume(run, members, options, status.state)
+            backend.check_resumable(run, plan)
+            write_budget(run, plan)
+            started = backend.resume(run, plan)
         return dataclasses.replace(started, announce=[*plan.notes, *started.announce])
+
+    def refuse_replacing(self, run: Run) -> None:
+        """``--restart`` replaces a run's definition and deletes its results: refused while any of it runs, on GKE
+        (deployed and not stopped) or here (a queue, a supervisor or a trainer). Called under the run's lock, before
+        anything is written."""
+        flag, what = run.flag, run.kind
+        members = [run.store.dir(name) for name in run.store.names() if run.store.sweep_owning(name) == run.name]
+        members = members if run.kind == "sweep" else [run.experiment()]  # by folder: sweep.yaml may be hand-edited
+        deployed = [member.name for member in (run.folder, *members) if member.run_record().deployed_on_gke]
+        if deployed:
+            raise TfcliError(
+                f"{what} '{run.name}' is deployed on GKE; --restart starts over only from a stopped {what}",
+                hint=f"`tfcli experiment stop {flag}` first (downloads its results, destroys the stack)",
+            )
+        running = [run.name] if run.kind == "sweep" and queue_alive(run.sweep()) else []
+        running += [member.name for member in members if is_running(member)]
+        if running:
+            raise TfcliError(
+                f"{what} '{run.name}' is running ({', '.join(running[:4])}); --restart would delete the results "
+                "it is writing",
+                hint=f"`tfcli experiment stop {flag}` (or pause) first, then --restart",
+            )
 
     def pause(self, run: Run) -> Paused:
         refuse_alone(run, "pause")
@@ -178,6 +204,19 @@ class Backends:
         if local:
             return LocalBackend().plan(run, shared_cluster)
         return GkeBackend(observer=self.observer, install_prompt=self.install_prompt).plan(run, shared_cluster)
+
+
+def refuse_trial_budget(run: Run, options: ResumeOptions) -> None:
+    """A sweep has one budget (its trials are compared at it): one trial's is not raised alone, which would split
+    it; the sweep is extended instead (every trial, ``resume -s``)."""
+    sweep = run.store.sweep_owning(run.name) if run.kind == "experiment" and options.budget else None
+    if sweep:
+        flags = " ".join(f"{FLAGS[key]} {value}" for key, value in options.budget.items())
+        raise InvalidInput(
+            f"{FLAGS[next(iter(options.budget))]}: experiment '{run.name}' is a trial of sweep '{sweep}', which has "
+            "one budget for all its trials; raising one trial's would split it",
+            hint=f"`tfcli experiment resume -s {sweep} {flags}` extends every trial",
+        )
 
 
 def refuse_alone(run: Run, action: str) -> None:

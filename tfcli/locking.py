@@ -18,7 +18,29 @@ def exclusive(lock_file: Path, what: str, *, shared: bool = False) -> Iterator[N
     ``shared`` locks (for commands that only rely on the thing, such as experiments starting on a shared cluster)
     coexist with each other but not with an exclusive one. ``flock`` locks vanish with the process that held them,
     so a crashed command never leaves a stale lock.
+
+    Re-entrant within a process: a block that already holds ``lock_file`` exclusively (``resume``: check, write the
+    budget, launch, under one lock) may call code that takes it again, and the lock is kept until the outer block
+    ends. (Two ``flock`` calls on two opens of one file conflict even in one process.)
     """
+    key = lock_file.resolve()
+    if key in _HELD:
+        yield
+        return
+    with _locked(lock_file, what, shared=shared):
+        if not shared:
+            _HELD.add(key)
+        try:
+            yield
+        finally:
+            _HELD.discard(key)
+
+
+_HELD: set[Path] = set()  # lock files this process holds exclusively (single-threaded commands take them)
+
+
+@contextlib.contextmanager
+def _locked(lock_file: Path, what: str, *, shared: bool) -> Iterator[None]:
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     handle = open(lock_file, "a+")  # noqa: SIM115 - closed in finally, after the lock is released
     try:

@@ -111,6 +111,10 @@ class CheckpointStore:
             return None
         return Checkpoint(number, folder, state)
 
+    def marked(self) -> bool:
+        """Whether any checkpoint was ever marked complete here (loadable or not: :meth:`resume` says which fail)."""
+        return any((folder / MARKER).is_file() for _, folder in self._folders())
+
     def complete(self) -> list[Checkpoint]:
         """Complete checkpoints, newest first."""
         found = (self._read(number, folder) for number, folder in reversed(self._folders()))

@@ -94,3 +94,22 @@ class Result:
 
     def write(self, output: Path) -> None:
         atomic_write_json(output / FILENAME, self.as_json())
+
+
+def previous_timesteps(output: Path) -> int:
+    """The timesteps ``output``'s ``result.json`` counts (0: none, or unreadable)."""
+    try:
+        value = json.loads((output / FILENAME).read_text(encoding="utf-8")).get("timesteps", 0)
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def withdraw(output: Path) -> None:
+    """Remove the previous segment's ``result.json`` as a new segment starts training: it said how that segment
+    ended, and a segment killed outright (SIGKILL, a lost node) writes no result of its own, so a kept one would
+    report the old ending and counts — ``paused`` at the previous budget for an extended run, ``pruned`` with the old
+    reason for an extended pruned trial — where the run is in fact interrupted past them. Without it, tfcli reads
+    the run as running while its process lives, else as interrupted, its counts from ``progress.jsonl``
+    (docs/design.md §9.3)."""
+    (output / FILENAME).unlink(missing_ok=True)

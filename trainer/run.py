@@ -13,9 +13,11 @@ import logging
 import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError, io_failure
+from trainer import output_lock
 from trainer.acting import acting_for
 from trainer.budget import Budget
 from trainer.checkpoints import CheckpointStore
@@ -36,7 +38,7 @@ from trainer.pools.base import EnvironmentPool
 from trainer.pools.factory import close_pool, make_pool
 from trainer.pools.watched import WatchedPool
 from trainer.preflight import compatibility_problems, environment_label
-from trainer.results import Result
+from trainer.results import Result, previous_timesteps, withdraw
 from trainer.signals import StopRequest
 from trainer.stall import StallWatch
 from trainer.state import RunState
@@ -51,13 +53,24 @@ def _error_text(error: BaseException) -> str:
 
 
 def run(config: RunConfig) -> Result:
-    """Train the experiment into ``config.output`` until its budget is spent or a stop is requested."""
-    experiment = config.experiment
+    """Train the experiment into ``config.output`` until its budget is spent or a stop is requested, holding the
+    folder's trainer lock throughout (:mod:`trainer.output_lock`: a second trainer is refused, nothing written)."""
     output = config.output
     try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise TfcliError(f"cannot create the output folder {output}: {error}") from error
+    lock = output_lock.hold(output)
+    try:
+        return _run(config)
+    finally:
+        if lock is not None:
+            lock.close()
+
+
+def _run(config: RunConfig) -> Result:
+    experiment = config.experiment
+    output = config.output
     budget = Budget.of(experiment)
     stop = StopRequest().install()
     watch = StallWatch(experiment.step_timeout, environment_label(experiment)).install()
@@ -71,9 +84,10 @@ def run(config: RunConfig) -> Result:
         _import_tensorflow_meanwhile()
     try:
         try:
-            pool = make_pool(experiment, environments=config.environments, workers=config.workers, token=config.token)
             keep = experiment.keep_checkpoints or config.keep_checkpoints
             store = CheckpointStore(output / "checkpoints", keep=keep)
+            refuse_to_start_over(output, store)
+            pool = make_pool(experiment, environments=config.environments, workers=config.workers, token=config.token)
             ready_pool = pool
             agent, checkpoint = store.resume(lambda: _make_agent(config, ready_pool))
         except InvalidInput as error:
@@ -113,6 +127,7 @@ def run(config: RunConfig) -> Result:
         if early_stop is not None:
             hook_list.append(early_stop)
         hooks = Hooks(hook_list)
+        withdraw(output)  # the previous segment's ending (read above: early_stopping's release), now stale (§6.3)
         outcome: str = train(
             pool=WatchedPool(pool, watch),
             acting=acting_for(agent, deterministic=experiment.deterministic),
@@ -151,6 +166,24 @@ def run(config: RunConfig) -> Result:
     assert result is not None
     _finish(config, result)
     return result
+
+
+def refuse_to_start_over(output: Path, store: CheckpointStore) -> None:
+    """Results but no checkpoint to continue them from (``checkpoints/`` deleted, or a run killed before its first
+    checkpoint): the run fails naming what is missing, rather than train from zero over ``progress.jsonl`` and
+    ``result.json`` (docs/design.md §6.4). Starting over is the user's call: ``--restart`` deletes them first."""
+    if store.marked():
+        return  # checkpoints exist: resume() restores one, or fails naming each that does not load
+    episodes = len(read_episodes(output / PROGRESS))
+    timesteps = previous_timesteps(output)
+    if not episodes and not timesteps:
+        return
+    held = f"{episodes:,} episode(s) in {PROGRESS}" if episodes else f"{timesteps:,} timesteps in result.json"
+    raise TfcliError(
+        f"{output} holds results ({held}) but no complete checkpoint to continue them from "
+        f"({store.directory} has none); refusing to train from zero over them",
+        hint="put the checkpoints back, or start over with `--restart` (deletes the results)",
+    )
 
 
 def _import_tensorflow_meanwhile() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from typing import Any
 
 from tfcli.errors import InvalidInput
@@ -12,7 +13,12 @@ from tfcli.spec.loader import experiment_from_flags
 
 
 def create_experiment(
-    store: ExperimentStore, source: str | None, overrides: dict[str, Any], *, replace: bool = False
+    store: ExperimentStore,
+    source: str | None,
+    overrides: dict[str, Any],
+    *,
+    replace: bool = False,
+    refuse_replacing: Callable[[ExperimentDir], None] | None = None,
 ) -> ExperimentDir:
     """Resolve ``source`` (a path or a library name; None: flags alone) with ``overrides`` and store it under its
     name.
@@ -20,7 +26,8 @@ def create_experiment(
     Starting the same spec again reuses its experiment (and so resumes it); a different spec under an existing
     name is refused unless ``replace``. The experiment's stack file ``stacks/Pulumi.<name>.yaml`` is written (or
     updated) beside it, so ``pulumi up -s NAME`` deploys it without tfcli (:mod:`tfcli.stackfiles.files`; no GCP
-    project is needed for that).
+    project is needed for that). Replacing an existing experiment first calls ``refuse_replacing`` under its lock
+    (``Backends.refuse_replacing``: none of it may run, here or on GKE), so a refused ``--restart`` changed nothing.
     """
     from tfcli.stackfiles.files import experiment_stack
 
@@ -41,6 +48,8 @@ def create_experiment(
     made = not experiment.root.exists()
     try:
         with experiment.locked():
+            if replace and refuse_replacing is not None and experiment.exists():
+                refuse_replacing(experiment)
             written = store.write(spec, replace=replace)
             stack.file.write()
             return written

@@ -96,6 +96,11 @@ class LocalBackend:
     def check_resumable(self, run: Run, plan: ResumePlan | None = None) -> None:
         """An experiment resumes when paused, stopped, interrupted or failed, or completed (pruned) when its budget
         is raised; a sweep resumes its unfinished trials whatever its state."""
+        if run.kind == "sweep" and sweeps.queue_alive(run.sweep()):
+            raise TfcliError(
+                f"sweep '{run.name}' is already running (pid {run.sweep().run_record().pid})",
+                hint=f"pause it first (`tfcli experiment pause -s {run.name}`), then resume it",
+            )
         if run.kind == "experiment":
             state = plan.state if plan is not None and plan.state is not None else None
             state = state or experiments.status(run.experiment()).state

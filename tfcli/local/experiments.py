@@ -6,6 +6,7 @@ checkpoints and exits); a later launch starts it again and the trainer continues
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -16,6 +17,7 @@ from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.status import Status, reported_state, status_from
 from tfcli.experiments.store import ExperimentDir
+from tfcli.local.log_cap import HEAD
 from tfcli.local.processes import RecordedProcess
 
 SUPERVISOR_MODULE = "tfcli.local.supervisor"
@@ -27,7 +29,16 @@ def supervisor(experiment: ExperimentDir) -> RecordedProcess:
 
 
 def is_running(experiment: ExperimentDir) -> bool:
-    return supervisor(experiment).alive()
+    """Its supervisor runs, or a trainer still writes its results (one whose supervisor was killed: the lock the
+    trainer holds says so, ``trainer/output_lock.py``)."""
+    return supervisor(experiment).alive() or trainer_pid(experiment) is not None
+
+
+def trainer_pid(experiment: ExperimentDir) -> int | None:
+    """The pid of the trainer writing the experiment's results now (0: not known yet), else None."""
+    from trainer.output_lock import holder
+
+    return holder(experiment.results)
 
 
 def launch(experiment: ExperimentDir, *, restart: bool = False) -> subprocess.Popen[bytes]:
@@ -80,7 +91,9 @@ def status(experiment: ExperimentDir) -> Status:
     result = experiment.result()
     reader = ProgressReader(experiment.results / "progress.jsonl")
     reader.read()
-    alive = is_running(experiment)
+    supervised = supervisor(experiment).alive()
+    orphan = None if supervised else trainer_pid(experiment)  # a trainer whose supervisor was killed
+    alive = supervised or orphan is not None
     if alive:
         state = "pausing" if record.pause_requested else "running"
     elif record.stopped:
@@ -99,9 +112,17 @@ def status(experiment: ExperimentDir) -> Status:
         result=result,
         reader=reader,
         final=bool(result) and not alive,
-        pid=record.pid if alive else None,
-        detail=str(result.get("error", "")) if state == "failed" else "",
+        pid=record.pid if supervised else orphan,
+        detail=_detail(state, result, supervised=supervised),
     )
+
+
+def _detail(state: str, result: dict[str, object], *, supervised: bool) -> str:
+    if state == "failed":
+        return str(result.get("error", ""))
+    if state in ("running", "pausing") and not supervised:
+        return "its supervisor is gone; the trainer checkpoints and pauses"
+    return ""
 
 
 def write_log(
@@ -120,6 +141,8 @@ def write_log(
             chunk = handle.read()
             if chunk:
                 write(chunk)
+            elif os.fstat(handle.fileno()).st_size < handle.tell():  # cut back to its head (tfcli/local/log_cap.py)
+                handle.seek(min(HEAD, os.fstat(handle.fileno()).st_size))
             elif not follow or not is_running(experiment):
                 break
             else:

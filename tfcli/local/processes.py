@@ -8,6 +8,7 @@ queue pauses its trials) and told apart from an unrelated process that reuses th
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -75,6 +76,69 @@ def spawn(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         log.close()
+
+
+PR_SET_PDEATHSIG = 1  # prctl(2), <linux/prctl.h>
+
+
+def dies_with_this_process() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has Linux send the child SIGTERM when the process starting it dies, SIGKILL included
+    (``prctl(PR_SET_PDEATHSIG)``, prctl(2); it survives ``exec``): a supervisor's trainer and env-workers never
+    train on, unseen, after it (the trainer checkpoints and writes ``paused`` on SIGTERM). A parent that died before
+    the child set it is seen by the child's parent pid changing, and answered the same way. None off Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: nothing is loaded between fork and exec
+    parent = os.getpid()
+
+    def arrange() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arrange
+
+
+def _group_of(pid: str) -> tuple[int, str] | None:
+    """A process's group and state letter, from ``/proc/PID/stat`` (proc(5): fields after the command's ``)``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[2]), fields[0]
+
+
+def others_in_my_group() -> list[int]:
+    """The live processes of this process's group but itself (none unless it leads the group: a process started by
+    :func:`spawn` does; a test calling this in pytest's own process gets none, so it never ends pytest's group)."""
+    group, me = os.getpgrp(), os.getpid()
+    if group != me or not Path("/proc").is_dir():
+        return []
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != me:
+            member = _group_of(entry.name)
+            if member is not None and member[0] == group and member[1] not in ("Z", "X"):
+                found.append(int(entry.name))
+    return found
+
+
+def end_my_group(grace: float) -> list[int]:
+    """SIGTERM, then after ``grace`` seconds SIGKILL, whatever else still runs in this process's group: what the
+    trainer or the user's environment forked and left behind. The supervisor calls it as it ends, so no child
+    outlives the run it belonged to (a child that left the group, with ``setsid``, is out of reach). Returns the
+    pids it found."""
+    found = others_in_my_group()
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and others_in_my_group():
+        time.sleep(0.1)
+    for pid in others_in_my_group():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return found
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,13 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from tfcli.errors import TfcliError
 from tfcli.local.processes import handle_stop_signals
+
+if TYPE_CHECKING:
+    from tfcli.experiments.store import ExperimentDir
 
 POLL_SECONDS = 0.5
 PAUSED_EXIT = 143
@@ -96,13 +100,12 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
             if experiments.is_running(trial):
                 continue
             del running[name]
-            status = experiments.status(trial)
-            if status.state == "waiting":
+            state, reason = _ended(trial)
+            if state == "waiting":
                 waiting.append(trial)
             else:
-                failed += status.state not in ENDED_FOR_GOOD
-            reason = status.detail if status.state in ("pruned", "waiting") else ""
-            _log(f"{name}: {status.state}" + (f" ({reason})" if reason else ""))
+                failed += state not in ENDED_FOR_GOOD
+            _log(f"{name}: {state}" + (f" ({reason})" if reason else ""))
     if stopping:
         for name, (trial, _process) in running.items():
             supervisor = experiments.supervisor(trial)
@@ -117,6 +120,18 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
         return PAUSED_EXIT
     _log("every trial completed" if not failed else f"done; {failed} trial(s) did not complete")
     return 0 if not failed else 1
+
+
+def _ended(trial: ExperimentDir) -> tuple[str, str]:
+    """How a trial that stopped running ended, and why when pruned; a trial whose folder can no longer be read (its
+    spec deleted or damaged by hand) is one failed trial in the log, not the end of the queue."""
+    from tfcli.local import experiments
+
+    try:
+        status = experiments.status(trial)
+    except (TfcliError, OSError) as error:
+        return "failed", f"its folder cannot be read: {getattr(error, 'message', error)}"
+    return status.state, status.detail if status.state in ("pruned", "waiting") else ""
 
 
 def main() -> None:

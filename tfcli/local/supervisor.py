@@ -14,11 +14,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import FrameType
 
-from tfcli.local.processes import handle_stop_signals
+from tfcli.local.log_cap import keep_capped
+from tfcli.local.processes import dies_with_this_process, end_my_group, handle_stop_signals
 
 WORKER_STOP_SECONDS = 10.0
 
@@ -81,6 +83,7 @@ def supervise(root: Path) -> int:
     workers: list[subprocess.Popen[bytes]] = []
     ports: list[int] = []
     learner: subprocess.Popen[bytes] | None = None
+    ended, capping = threading.Event(), None
     stopping = False
 
     def forward(signum: int, _frame: FrameType | None) -> None:
@@ -105,7 +108,11 @@ def supervise(root: Path) -> int:
                 log = open(experiment.logs / f"env-worker-{index}.log", "ab")  # noqa: SIM115 - child owns it
                 workers.append(
                     subprocess.Popen(
-                        worker_command(experiment.spec_file, port), stdout=log, stderr=subprocess.STDOUT, env=env
+                        worker_command(experiment.spec_file, port),
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env=env,
+                        preexec_fn=dies_with_this_process(),
                     )
                 )
                 ports.append(port)
@@ -113,7 +120,12 @@ def supervise(root: Path) -> int:
             # then), and imports TensorFlow meanwhile, so the workers' start-up overlaps its own.
         if stopping:
             return 143
-        learner = subprocess.Popen(learner_command(experiment.spec_file, experiment.results, ports), env=env)
+        learner = subprocess.Popen(
+            learner_command(experiment.spec_file, experiment.results, ports),
+            env=env,
+            preexec_fn=dies_with_this_process(),  # a supervisor killed outright ends its trainer (it checkpoints)
+        )
+        capping = keep_capped(experiment.logs / "trainer.log", ended)  # its head and newest output
         while True:
             try:
                 return learner.wait()
@@ -121,6 +133,17 @@ def supervise(root: Path) -> int:
                 continue
     finally:
         stop_all(workers)
+        _end_leftovers()
+        ended.set()
+        if capping is not None:
+            capping.join(timeout=WORKER_STOP_SECONDS)
+
+
+def _end_leftovers() -> None:
+    """Whatever the trainer or the user's environment forked and left running ends with the run (named in the log)."""
+    left = end_my_group(WORKER_STOP_SECONDS)
+    if left:
+        print(f"tfcli: ended {len(left)} process(es) the run left behind (pids {', '.join(map(str, left))})")
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from typing import Any
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.status import Status
 from tfcli.runs.run import Run
+from tfcli.spec.experiment import MAX_BUDGET, budget_over_limit
 from trainer.budget import Budget
 
 FLAGS = {"total_timesteps": "--total-timesteps", "episodes": "--episodes"}
@@ -45,6 +46,8 @@ class ResumeOptions:
         for key, value in self.budget.items():
             if value < 1:
                 raise InvalidInput(f"{FLAGS[key]}: at least 1, got {value}")
+            if value > MAX_BUDGET:
+                raise InvalidInput(f"{FLAGS[key]}: {budget_over_limit(value)}")
         if self.include_pruned and not self.budget:
             raise InvalidInput(
                 "--include-pruned: extends pruned trials' budget; give --total-timesteps N or --episodes N with it"

@@ -23,6 +23,9 @@ REFERENCE_FIELDS = {"environment": "environments", "agent": "agents", "network":
 # Defaults that depend on the run mode (the original client's, except summaries: docs/reference.md, "Defaults changed").
 _SAVER_DEFAULT = {"distributed": "600s", "other": "100e"}
 _SUMMARY_DEFAULT = {"distributed": "120s", "other": "10s"}
+# The largest budget (timesteps or episodes): a million million, years of training on any machine. A larger number is
+# a typo (an extra 0, `1e15`), refused before it is written anywhere rather than discovered as a run that never ends.
+MAX_BUDGET = 10**12
 # HParams names that are not spec keys: settings the spec implies.
 DERIVED_HPARAMS = ("num_environments",)
 
@@ -68,6 +71,13 @@ class Experiment(StrictModel):
     keep_checkpoints: int | None = Field(default=None, ge=1, le=1000)
     agent_summaries: list[AgentSummary] | None = None
     record: Recording | None = None
+
+    @field_validator("episodes", "total_timesteps")
+    @classmethod
+    def _bounded_budget(cls, value: int | None) -> int | None:
+        if value is not None and value > MAX_BUDGET:
+            raise ValueError(budget_over_limit(value))
+        return value
 
     @field_validator("num_parameter_servers")
     @classmethod
@@ -138,3 +148,8 @@ class Experiment(StrictModel):
         if self.run_mode == "single":
             return 1
         return self.num_workers * (self.environments_per_worker if self.run_mode == "distributed" else 1)
+
+
+def budget_over_limit(value: int) -> str:
+    """What a budget over :data:`MAX_BUDGET` is told (the spec's field and ``resume``'s flags)."""
+    return f"got {value:,}; at most {MAX_BUDGET:,} (10^12, years of training on any machine): is there a 0 too many?"

@@ -3,6 +3,7 @@ before anything is written, then ``experiments/<sweep>/sweep.yaml`` and one ordi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,11 +149,19 @@ def build_trials(planned: Planned) -> list[str]:
     return lines
 
 
-def create_sweep(store: ExperimentStore, planned: Planned, *, replace: bool = False) -> SweepDir:
+def create_sweep(
+    store: ExperimentStore,
+    planned: Planned,
+    *,
+    replace: bool = False,
+    refuse_replacing: Callable[[SweepDir], None] | None = None,
+) -> SweepDir:
     """Write ``experiments/<sweep>/sweep.yaml`` and every trial's ``experiment.yaml``.
 
     The same sweep again is reused (and so continues); a different one under an existing name is refused unless
-    ``replace``. Trials get no stack files of their own: on GKE the whole sweep is one stack.
+    ``replace``. Trials get no stack files of their own: on GKE the whole sweep is one stack. Replacing an existing
+    sweep first calls ``refuse_replacing`` under the sweep's lock (the backends' check that none of it runs, here or
+    on GKE: ``Backends.refuse_replacing``), so a refused ``--restart`` has changed nothing.
     """
     sweep = sweep_dir(store, planned.sweep.name)
     refuse_clash(store, planned.sweep)
@@ -167,9 +176,12 @@ def create_sweep(store: ExperimentStore, planned: Planned, *, replace: bool = Fa
     made = [folder for folder in folders if not folder.exists()]
     try:
         with sweep.locked():
-            if replace and sweep.exists():
-                for trial in sweep.trials():
-                    _remove_extra(store, trial.name, {t.name for t in planned.trials})
+            if replace and sweep.exists() and refuse_replacing is not None:
+                refuse_replacing(sweep)
+            if replace and sweep.exists():  # its trials by folder: the old sweep.yaml may be hand-edited
+                for name in store.names():
+                    if store.sweep_owning(name) == sweep.name:
+                        _remove_extra(store, name, {t.name for t in planned.trials})
             for spec in planned.specs:
                 experiment = store.dir(spec.name)
                 with experiment.locked():

@@ -13,6 +13,7 @@ from tfcli.errors import InvalidInput
 from tfcli.experiments.store import SWEEP_FILE, ExperimentDir, ExperimentStore, RunFolder, checked_name
 from tfcli.spec.documents import display_path, read_document
 from tfcli.spec.sweep import SweepFile, Trial, expand, grid_size, read_sweep_file, trial_name
+from tfcli.sweeps.labels import refuse_relabelled
 
 
 @dataclass(frozen=True)
@@ -33,9 +34,14 @@ class SweepDir(RunFolder):
         return read_sweep_file(read_document(self.sweep_file), display_path(self.sweep_file))
 
     def trials(self) -> list[Trial]:
+        """The trials ``sweep.yaml`` expands to; refused when it no longer says what they were made with
+        (:mod:`tfcli.sweeps.labels`: a hand-edited file would relabel their results)."""
         sweep = self.definition()
         assert isinstance(sweep.base, dict)
-        return expand(sweep, sweep.base, display_path(self.sweep_file))
+        shown = display_path(self.sweep_file)
+        trials = expand(sweep, sweep.base, shown)
+        refuse_relabelled(self.root.parent, trials, shown)
+        return trials
 
     def target_return(self) -> float | None:
         base = self.definition().base
@@ -81,7 +87,8 @@ def refuse_clash(store: ExperimentStore, sweep: SweepFile) -> None:
     if store.dir(sweep.name).exists():
         raise InvalidInput(f"-n/name: '{sweep.name}' is already an experiment's name; pick another sweep name")
     existing = sweep_dir(store, sweep.name)
-    own = {trial.name for trial in existing.trials()} if existing.exists() else set()
+    # Its own trials by folder (``<sweep>-<k>``), not by expanding its sweep.yaml, which may be hand-edited.
+    own = {name for name in store.names() if store.sweep_owning(name) == sweep.name} if existing.exists() else set()
     count = (sweep.random or grid_size(sweep.axes)) * sweep.seeds
     names = [trial_name(sweep.name, index) for index in range(count)]
     sweeps = set(store.sweep_names())

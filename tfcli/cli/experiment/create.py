@@ -137,7 +137,12 @@ def sweep(
     if build:
         for line in build_trials(planned):
             err().print(f"  {escape(line)}")
-    created = create_sweep(ctx.store, planned, replace=restart)
+    created = create_sweep(
+        ctx.store,
+        planned,
+        replace=restart,
+        refuse_replacing=lambda sweep: ctx.backends.refuse_replacing(ctx.run(sweep=sweep.name)),
+    )
     combos = len(planned.trials) // planned.sweep.seeds
     out().print(
         f"Created sweep '{created.name}' in {display_path(created.root)}: {combos} combination(s) x "

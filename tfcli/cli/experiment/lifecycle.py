@@ -50,7 +50,13 @@ def start(
     ctx = CliContext()
     ctx.backends.check_start(ctx.project, local=local, shared_cluster=cluster)  # before anything is written
     if file is not None:
-        experiment = create_experiment(ctx.store, file, {}, replace=restart).name
+        experiment = create_experiment(
+            ctx.store,
+            file,
+            {},
+            replace=restart,
+            refuse_replacing=lambda made: ctx.backends.refuse_replacing(ctx.run(experiment=made.name)),
+        ).name
     run = ctx.run(experiment=experiment, sweep=sweep)
     options = StartOptions(restart=restart, shared_cluster=cluster, parallel=parallel)
     show_started(ctx, ctx.backends.start(run, local=local, options=options, resume=resume), wait)
