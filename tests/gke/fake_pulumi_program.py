@@ -132,7 +132,7 @@ def outputs_for(stack: str, config: dict[str, Any]) -> dict[str, Any]:
         settings = sweep_settings_from_config(config, stack=stack)
         trials = [trial.name for trial in settings.trials]
         outputs.update({"sweep": name, "trials": trials, "parallelism": min(settings.parallelism, len(trials)),
-                        "jobs": ["trials-0123456789"]})  # fmt: skip
+                        "jobs": ["trials-0123456789"], "rerun": settings.rerun})  # fmt: skip
     if shared:
         outputs["sharedClusterStack"] = shared
     outputs.update(load("control.json", {}).get("extra_outputs", {}).get(stack, {}))  # e.g. a kubeconfig

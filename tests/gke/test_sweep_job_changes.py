@@ -62,3 +62,23 @@ def test_a_new_image_replaces_a_running_job_only_once_its_pods_are_gone(
     new = deployed_job(fake_pulumi.state, SWEEP)
     assert new["spec"]["template"]["spec"]["containers"][0]["image"].endswith(":custom")
     replaced_after_its_pods(fake_pulumi, old["metadata"]["name"], new["metadata"]["name"])
+
+
+def test_a_stack_file_from_an_older_checkout_cannot_roll_the_sweep_back(gke_lab: Path, fake_pulumi: FakePulumi) -> None:
+    path = gke_lab / "stacks" / f"Pulumi.{SWEEP}.yaml"
+
+    def set_rerun(value: int) -> None:
+        document = yaml.safe_load(path.read_text())
+        document["config"]["tfcli:rerun"] = value
+        path.write_text(yaml.safe_dump(document, sort_keys=False))
+
+    set_rerun(2)  # two resumes made new Jobs
+    code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", "3")
+    assert code == 0, stdout + stderr
+    assert fake_pulumi.stacks()[SWEEP]["outputs"]["rerun"] == 2
+    set_rerun(1)  # the stack file of a checkout from before the second
+    fake_pulumi.clear()
+    code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", "4")
+    said = " ".join((stdout + stderr).split())
+    assert code == 2 and f"Pulumi.{SWEEP}.yaml: tfcli:rerun: 1 is below the deployed sweep's 2" in said, said
+    assert "Traceback" not in said and not [argv for argv in fake_pulumi.commands() if argv[0] == "up"]

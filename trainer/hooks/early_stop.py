@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from tfcli.spec.early_stop import TrialEarlyStop
+from trainer.ended import RELEASED, release_note
 from trainer.files import atomic_write_text
 from trainer.hooks import Hook
 from trainer.hooks.progress_log import FILENAME as PROGRESS
@@ -52,9 +53,6 @@ def sibling_folder(output: Path, own: str, sibling: str) -> Path | None:
         if parts[position] == own:
             return Path(*parts[:position], sibling, *parts[position + 1 :])
     return None
-
-
-RELEASED = "early_stop_released"  # in a pruned trial's folder once it was resumed to train on (see the module)
 
 
 def _result(folder: Path) -> dict[str, object]:
@@ -80,7 +78,7 @@ def released(output: Path) -> bool:
     previous = _result(output)
     if previous.get("status") != "pruned":
         return False
-    atomic_write_text(marker, json.dumps({"pruned": previous.get("reason"), "timesteps": previous.get("timesteps")}))
+    atomic_write_text(marker, release_note(previous))
     return True
 
 
