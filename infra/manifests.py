@@ -46,9 +46,9 @@ from infra.pod_parts import (
     FUSE_SIDECAR,
     GCS_FUSE_DRIVER,
     GRACE_SECONDS,
+    JOB_AWAIT,
     RESULTS_MOUNT_OPTIONS,
     RETRIES,
-    SKIP_AWAIT,
     SPEC_ARGS,
     SPEC_DIGEST,
     SPEC_MOUNT,
@@ -164,7 +164,7 @@ def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str |
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": _meta(naming.LEARNER_JOB, ctx, labels, annotations={SKIP_AWAIT: "true"}),
+        "metadata": _meta(naming.LEARNER_JOB, ctx, labels, annotations=dict(JOB_AWAIT)),
         "spec": {
             "suspend": ctx.suspend,
             "backoffLimit": RETRIES,
@@ -195,7 +195,7 @@ def _workers_job(experiment: Experiment, ctx: ManifestContext) -> dict[str, Any]
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": _meta(naming.WORKERS_JOB, ctx, labels, annotations={SKIP_AWAIT: "true"}),
+        "metadata": _meta(naming.WORKERS_JOB, ctx, labels, annotations=dict(JOB_AWAIT)),
         "spec": {
             "suspend": ctx.suspend,
             "completionMode": "Indexed",

@@ -33,16 +33,21 @@ RESULTS_MOUNT_OPTIONS = (
 )
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-SKIP_AWAIT = "pulumi.com/skipAwait"  # pulumi-kubernetes otherwise waits for a Job to *complete* (hours)
+# How pulumi-kubernetes awaits a Job (provider/pkg/metadata/overrides.go): without an override it waits for the Job
+# to *complete* (hours). ``pulumi.com/waitFor`` replaces that wait: ready once the API server has the Job (it has a
+# uid). Not ``pulumi.com/skipAwait``: on a Job that also skips awaiting its *deletion*, so a replaced Job's pods (their
+# 120 s grace to checkpoint) would still run beside the new Job's on the same results folders. Deletion is
+# foreground: awaited until the old Job's pods are gone.
+JOB_AWAIT = {"pulumi.com/waitFor": "jsonpath={.metadata.uid}"}
 # A digest of the spec on each pod template: editing the spec replaces the Jobs (pod templates are immutable), and
 # the new pods resume from the last checkpoint with the new spec; pausing (suspend) changes no template.
 SPEC_DIGEST = "tfcli/spec-sha256"
-# Jobs are named ``<role>-<digest of the Job spec without suspend>``: a changed spec, image or num_workers gives new
-# names, so the replacement never meets the old Job, which skipAwait lets linger while it is being deleted ("object
-# is being deleted: jobs.batch ... already exists"). The role stays on this annotation (and the Pulumi resource name).
+# Jobs are named ``<role>-<digest of the Job spec without suspend>``: a changed spec, image, num_workers or parallelism
+# gives new names (pulumi-kubernetes replaces a Job whose parallelism, completions or template changes), so the
+# replacement never needs the old Job's name. The role stays on this annotation (and the Pulumi resource name).
 JOB_ROLE = "tfcli/job"
 JOB_DIGEST_LENGTH = 8
-MUTABLE_JOB_FIELDS = ("suspend", "parallelism")  # ValidateJobSpecUpdate lets these change
+MUTABLE_JOB_FIELDS = ("suspend",)  # what pulumi-kubernetes updates in place (its diff.go force-new list)
 
 # The GCS FUSE sidecar GKE injects (it writes checkpoints; staging needs local disk): its requests are counted in
 # infra.sizing.FUSE_SIDECAR_REQUESTS.
@@ -182,9 +187,9 @@ def cpu_learner_affinity() -> dict[str, Any]:
 
 
 def job_digest(job: dict[str, Any]) -> str:
-    """A digest of what the Job runs: its spec without what Kubernetes lets change in place. ``suspend`` (pausing is
-    no new Job) and ``parallelism`` (a sweep's ``--parallel``: a new Job would lose its completed indexes, kill its
-    running trials and run its finished trials again)."""
+    """A digest of what the Job runs: its spec without ``suspend`` (pausing is no new Job). ``parallelism`` is in it:
+    pulumi-kubernetes replaces a Job whose parallelism changes, deleting it first when it keeps its name — and the
+    create under that name would meet the old Job still being deleted (409 AlreadyExists, not retried)."""
     spec = {key: value for key, value in job["spec"].items() if key not in MUTABLE_JOB_FIELDS}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:JOB_DIGEST_LENGTH]
 

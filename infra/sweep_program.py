@@ -72,6 +72,7 @@ def declare_sweep(sweep: SweepSettings) -> None:
     pulumi.export("sweep", sweep.name)
     pulumi.export("trials", [trial.name for trial in sweep.trials])
     pulumi.export("parallelism", min(sweep.parallelism, len(sweep.trials)))
+    pulumi.export("rerun", sweep.rerun)  # what tfcli checks a stack file against before an up (no rollback)
 
 
 def run_sweep() -> None:

@@ -188,7 +188,9 @@ class JobController:
         return [pod for pod in self.pods if pod.ended is None]
 
     def update(self, job: dict[str, Any]) -> None:
-        """An in-place update of the Job (``kubectl apply`` of the same name): ``parallelism``, ``suspend``..."""
+        """An in-place update of the Job (``kubectl apply`` of the same name): ``parallelism``, ``suspend``... as the
+        API server allows it. pulumi-kubernetes updates only ``suspend`` so: it replaces a Job whose parallelism
+        changes (tests/gke/fake_k8s_provider.py)."""
         validate_update(self.job, job)
         self.job = job
 

@@ -10,6 +10,10 @@ cases need no TensorFlow, no environment and no agent, and so end in about a sec
   trial as it ended — a failed trial without ``--retry-failed``, a pruned one without ``--include-pruned``. A trial
   that had failed (or wrote no ``result.json``: its spec was refused) exits 2, so that its index fails at once
   (``FailIndex``) and the sweep still reads failed; any other exits 0;
+- **pruned**: ``result.json`` says ``pruned`` and nobody released it — ``resume --include-pruned`` (with a raised
+  budget) writes ``early_stop_released`` into the trial's folder first (:func:`release`; locally its results folder,
+  on GKE its bucket prefix). So a pruned trial stays pruned whatever else runs it again: a GKE Job replaced by a new
+  image, an edited ``envs/``, a new tfcli version or an older checkout's stack file (none of which holds it), exit 0;
 - **waiting at a rung** (:mod:`trainer.rung_wait`): judged again; pruned there (exit 0) or still waiting (exit 143).
 """
 
@@ -27,6 +31,9 @@ if TYPE_CHECKING:
 
 RESULT = "result.json"
 HELD_FAILED_EXIT = 2  # the index fails at once, without retries (the sweep Job's FailIndex)
+# In a pruned trial's folder once ``resume --include-pruned`` released it (and kept there: a released trial that
+# pauses, is preempted or crashes resumes without early stop, trainer/hooks/early_stop.py).
+RELEASED = "early_stop_released"
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,18 @@ def parse_hold(text: str | None) -> frozenset[int]:
         raise InvalidInput(f"--hold: expected trial indexes such as 1,4, got '{text}'") from None
 
 
+def release_note(result: dict[str, Any]) -> str:
+    """What ``early_stop_released`` holds: the pruning it overrides (its reason and timesteps)."""
+    return json.dumps({"pruned": result.get("reason"), "timesteps": result.get("timesteps")})
+
+
+def release(output: Path) -> None:
+    """Release the pruned run in ``output`` to train on (``resume --include-pruned``, on this machine)."""
+    from trainer.files import atomic_write_text
+
+    atomic_write_text(output / RELEASED, release_note(previous_result(output)))
+
+
 def nothing_to_train(output: Path, budget: Budget, *, held: bool) -> Ended | None:
     """Whether the run in ``output`` ends at once (None: train, or continue, as usual)."""
     result = previous_result(output)
@@ -66,6 +85,9 @@ def nothing_to_train(output: Path, budget: Budget, *, held: bool) -> Ended | Non
             why = f": {result['error']}" if result.get("error") else ""
             return Ended(HELD_FAILED_EXIT, f"held: this trial failed in an earlier Job{why} (--retry-failed reruns it)")
         return Ended(0, f"held: this trial stays {status} (its sweep was resumed without it)")
+    if status == "pruned" and not (output / RELEASED).is_file():
+        why = f" ({result['reason']})" if result.get("reason") else ""
+        return Ended(0, f"pruned{why}: it stays pruned (resume -s --include-pruned with a raised budget trains it on)")
     if status == "completed" and budget.reached_by(result):
         return Ended(0, f"already completed: {result.get('timesteps', 0):,} timesteps, {budget.describe()} budget")
     return None

@@ -6,10 +6,15 @@ LocalWorkspace: ``version``, ``stack select [--create]``, ``stack init``, ``conf
 secrets as ``{secure: ...}`` ciphertext), ``up`` and ``destroy``, ``stack output --json``, ``stack history --json``
 and ``stack rm``.
 
-The Jobs an ``up`` applies (rendered from the stack's config by infra's own code) pass the API server's admission as
-tests/job_controller.py models it, and are kept in the state (``jobs``), where the Job controller stand-in reads what
-was deployed. It is as strict as Pulumi 3.272 where tfcli could go wrong: flags a command does not have are rejected
-(``unknown flag``); every command but ``stack init``/``stack select --create`` needs a stack that was initialised; a
+The Kubernetes objects an ``up`` applies (rendered from the stack's config by infra's own code) are diffed, replaced,
+created, awaited and deleted as pulumi-kubernetes 4.x does it (tests/gke/fake_k8s_provider.py: a Job whose
+parallelism changes is replaced, a delete with ``skipAwait`` is not awaited and a create under a name still being
+deleted fails the ``up`` with 409 AlreadyExists), pass the API server's admission as tests/job_controller.py models
+it, and are kept in the state (``objects``, ``lingering``, ``k8s_log``; ``jobs`` and ``config_maps`` as the Job
+controller stand-in and tests/gke/played_sweep.py read what was deployed).
+
+It is as strict as Pulumi 3.272 where tfcli could go wrong: flags a command does not have are rejected (``unknown
+flag``); every command but ``stack init``/``stack select --create`` needs a stack that was initialised; a
 stack with the passphrase secrets provider (the default of self-managed backends) gets an ``encryptionsalt`` at
 ``stack init`` and every command that encrypts or decrypts (init, secret config, ``config get`` of a secret, up,
 destroy, outputs with secrets) needs ``PULUMI_CONFIG_PASSPHRASE``/``_FILE`` and the same passphrase. Engine events go
@@ -21,19 +26,36 @@ and the config keys of the stack file when ``stack init`` and ``up`` ran), ``sta
 resources, history) and ``control.json`` (the version to report, failures to inject: ``{"fail": [{"command": "up",
 "stack": "x", "stderr": "...", "stdout": "...", "diagnostic": "...", "times": 1}]}``, the results bucket of each
 stack, and what "the trainer" writes to it when an ``up`` suspends its Jobs).
+
+Its parts: fake_pulumi_flags.py (the command line), fake_pulumi_stack.py (the state folder, stack files and
+passphrase), fake_pulumi_program.py (what the program declares and exports), fake_pulumi_events.py (engine events),
+fake_k8s_provider.py (pulumi-kubernetes).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 import sys
 import time
-from importlib.metadata import version
-from pathlib import Path
 from typing import Any
+
+from fake_k8s_provider import Cluster, Refused, render_objects
+from fake_pulumi_events import EventLog
+from fake_pulumi_flags import parse, the_stack
+from fake_pulumi_program import outputs_for, resources_for, urn
+from fake_pulumi_stack import (
+    SECRETS_PROVIDERS,
+    fail,
+    load,
+    read_config,
+    save,
+    stack_file,
+    state_dir,
+    unlock,
+    write_config,
+    write_document,
+)
 
 VERSION = "v3.272.0"  # the SDK's own version; above 3.205 the Automation API takes engine events over gRPC
 ENV_KEYS = (
@@ -44,200 +66,10 @@ ENV_KEYS = (
     "PULUMI_AUTOMATION_API",
     "PULUMI_SKIP_UPDATE_CHECK",
 )
-STATE = Path(os.environ["FAKE_PULUMI_STATE"])
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.000Z"
-
-# Flags of Pulumi 3.272's commands (True: takes a value). Cobra rejects any other with "unknown flag".
-GLOBAL_FLAGS = {
-    "--color": True, "--cwd": True, "-C": True, "--disable-integrity-checking": False, "--emoji": False, "-e": False,
-    "--fully-qualify-stack-names": False, "-Q": False, "--logflow": False, "--logtostderr": False,
-    "--memprofilerate": True, "--non-interactive": False, "--otel-traces": True, "--profiling": True,
-    "--tracing": True, "--tracing-header": True, "--verbose": True, "-v": True,
-}  # fmt: skip
-_STACK = {"--stack": True, "-s": True}
-_UPDATE = {
-    **_STACK, "--yes": False, "-y": False, "--skip-preview": False, "-f": False, "--event-log": True,
-    "--exec-kind": True, "--exec-agent": True, "--client": True, "--message": True, "-m": True, "--parallel": True,
-    "-p": True, "--diff": False, "--debug": False, "-d": False, "--refresh": False, "-r": False, "--target": True,
-    "-t": True, "--exclude": True, "--target-dependents": False, "--exclude-dependents": False,
-    "--suppress-outputs": False, "--suppress-progress": False, "--suppress-permalink": False,
-    "--continue-on-error": False, "--attach-debugger": False, "--config-file": True, "--run-program": True,
-    "--json": False, "-j": False, "--show-config": False, "--show-reads": False, "--show-replacement-steps": False,
-    "--show-sames": False, "--show-full-output": False, "--show-secrets": False, "--policy-pack": True,
-    "--policy-pack-config": True, "--config": True, "-c": True, "--config-path": False,
-}  # fmt: skip
-COMMAND_FLAGS: dict[str, dict[str, bool]] = {
-    "version": {},
-    "stack select": {**_STACK, "--create": False, "-c": False, "--secrets-provider": True},
-    "stack init": {**_STACK, "--secrets-provider": True, "--copy-config-from": True, "--no-select": False,
-                   "--teams": True, "--remote-stack-config": False},
-    "config set-all": {**_STACK, "--path": False, "--plaintext": True, "--secret": True, "--json": True,
-                       "--config-file": True},
-    "config get": {**_STACK, "--path": False, "--json": False, "-j": False, "--open": False, "--config-file": True},
-    "config set": {**_STACK, "--path": False, "--plaintext": False, "--secret": False, "--config-file": True,
-                   "--type": True},
-    "up": {**_UPDATE, "--expect-no-changes": False, "--replace": True, "--plan": True, "--import-file": True},
-    "destroy": {**_UPDATE, "--exclude-protected": False, "--remove": False, "--preview-only": False},
-    "stack output": {**_STACK, "--json": False, "-j": False, "--shell": False, "--show-secrets": False},
-    "stack history": {**_STACK, "--json": False, "-j": False, "--page-size": True, "--page": True,
-                      "--show-secrets": False, "--full-dates": False},
-    "stack rm": {**_STACK, "--yes": False, "-y": False, "--force": False, "-f": False, "--preserve-config": False,
-                 "--remove-backups": False},
-    "cancel": {**_STACK, "--yes": False, "-y": False},
-}  # fmt: skip
-SECRETS_PROVIDERS = ("default", "passphrase", "awskms://", "azurekeyvault://", "gcpkms://", "hashivault://")
-NO_PASSPHRASE = (  # Pulumi 3.x, non-interactive, neither variable set (github.com/pulumi/pulumi/issues/11886)
-    "error: getting secrets manager: passphrase must be set with PULUMI_CONFIG_PASSPHRASE or "
-    "PULUMI_CONFIG_PASSPHRASE_FILE environment variables"
-)
-WRONG_PASSPHRASE = (
-    "error: incorrect passphrase, please set PULUMI_CONFIG_PASSPHRASE to the correct passphrase or set "
-    "PULUMI_CONFIG_PASSPHRASE_FILE to a file containing the passphrase"
-)
-
-
-def parse(args: list[str]) -> tuple[str, list[str], dict[str, list[str]]]:
-    """(command, positional words after it, options) as cobra would see them; unknown flags end the process."""
-    sep = "--" in args
-    head, tail = (args[: args.index("--")], args[args.index("--") + 1 :]) if sep else (args, [])
-    takes_value = {flag for table in (GLOBAL_FLAGS, *COMMAND_FLAGS.values()) for flag, value in table.items() if value}
-    takes_value.discard("--json")  # a value only in `config set-all --json`
-    words = []
-    index = 0
-    while index < len(head):
-        arg = head[index]
-        if arg.startswith("-"):
-            index += 2 if ("=" not in arg and arg in takes_value) else 1
-            continue
-        words.append(arg)
-        index += 1
-    command = " ".join(words[:2]) if words[:1] in (["stack"], ["config"]) else (words[0] if words else "")
-    if command not in COMMAND_FLAGS:
-        fail(f"fake pulumi: unsupported command {args}", 2)
-    table = {**GLOBAL_FLAGS, **COMMAND_FLAGS[command]}
-    options: dict[str, list[str]] = {}
-    positional: list[str] = []
-    index = 0
-    while index < len(head):
-        arg = head[index]
-        index += 1
-        if not arg.startswith("-"):
-            positional.append(arg)
-            continue
-        name, has_value, value = arg.partition("=")
-        if name not in table:
-            fail(f"error: unknown flag: {name}", 255)
-        if table[name] and not has_value:
-            if index >= len(head):
-                fail(f"error: flag needs an argument: {name}", 255)
-            value = head[index]
-            index += 1
-        options.setdefault(name, []).append(value if (table[name] or has_value) else "true")
-    positional = positional[len(command.split()) :] + (tail if sep else [])
-    return command, positional, options
-
-
-def the_stack(options: dict[str, list[str]]) -> str | None:
-    values = options.get("--stack") or options.get("-s")
-    return values[-1] if values else None
-
-
-def passphrase() -> str | None:
-    if (value := os.environ.get("PULUMI_CONFIG_PASSPHRASE")) is not None:
-        return value
-    if path := os.environ.get("PULUMI_CONFIG_PASSPHRASE_FILE"):
-        return Path(path).read_text().rstrip("\n")
-    return None
-
-
-def check_phrase(salt: str, phrase: str) -> str:
-    return base64.b64encode(hashlib.sha256(f"{salt}:{phrase}".encode()).digest()[:12]).decode()
-
-
-def unlock(stack: str, record: dict[str, Any]) -> None:
-    """What Pulumi's passphrase secrets manager does before it encrypts or decrypts: needs the right passphrase."""
-    if record.get("secrets_provider", "passphrase") not in ("passphrase", "default"):
-        return
-    document, _ = read_config(stack)
-    phrase = passphrase()
-    if phrase is None:
-        fail(NO_PASSPHRASE)
-    assert phrase is not None
-    salt = document.get("encryptionsalt")
-    if salt is None:  # (a stack file written without Pulumi's salt: Pulumi makes one)
-        write_document(stack, {"encryptionsalt": new_salt(phrase)})
-    elif salt.split(":")[-1] != check_phrase(salt.split(":")[1], phrase):
-        fail(WRONG_PASSPHRASE)
-
-
-def new_salt(phrase: str) -> str:
-    salt = base64.b64encode(os.urandom(8)).decode()
-    return f"v1:{salt}:v1:{check_phrase(salt, phrase)}"
-
-
-def load(name: str, default: Any) -> Any:
-    try:
-        return json.loads((STATE / name).read_text())
-    except FileNotFoundError:
-        return default
-
-
-def save(name: str, data: Any) -> None:
-    (STATE / name).write_text(json.dumps(data, indent=2))
-
-
-def fail(message: str, code: int = 255) -> None:
-    sys.stderr.write(message.rstrip("\n") + "\n")
-    sys.exit(code)
-
-
-def stack_file(stack: str) -> Path:
-    if not Path("Pulumi.yaml").is_file():
-        fail(f"error: no Pulumi.yaml project file found (searching upwards from {os.getcwd()}). If you have not "
-             "created a project yet, use `pulumi new` to do so: no project file found")  # fmt: skip
-    import yaml  # imported only by the commands that read YAML: every call starts a Python process
-
-    settings = yaml.safe_load(Path("Pulumi.yaml").read_text())
-    folder = Path((settings or {}).get("stackConfigDir", "."))
-    return folder / f"Pulumi.{stack}.yaml"
-
-
-def read_config(stack: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    import yaml
-
-    path = stack_file(stack)
-    document = (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
-    return document, dict(document.get("config") or {})
-
-
-def write_document(stack: str, entries: dict[str, Any], config: dict[str, Any] | None = None) -> None:
-    """Set top-level entries (``encryptionsalt``, ``secretsprovider``, ...) and the config of the stack file."""
-    import yaml
-
-    path = stack_file(stack)
-    document, current = read_config(stack)
-    document = {**entries, **{key: value for key, value in document.items() if key not in entries}}
-    if config is not None or current:
-        document["config"] = config if config is not None else current
-    text = (
-        "".join(line + "\n" for line in path.read_text().splitlines() if line.startswith("#")) if path.is_file() else ""
-    )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text + yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=120))
-
-
-def write_config(stack: str, values: dict[str, tuple[str, bool]]) -> None:
-    _, config = read_config(stack)
-    state = load("state.json", {"stacks": {}})
-    for key, (value, secret) in values.items():
-        state.setdefault("secrets", {}).setdefault(stack, {})[key] = value if secret else None
-        if secret:
-            digest = base64.b64encode(hashlib.sha256(value.encode()).digest()).decode()
-            config[key] = {"secure": f"v1:{digest}"}
-        else:
-            config[key] = value
-    save("state.json", state)
-    write_document(stack, {}, config)
+K8S_TYPES = {"Job": "kubernetes:batch/v1:Job", "ConfigMap": "kubernetes:core/v1:ConfigMap",
+             "Namespace": "kubernetes:core/v1:Namespace", "ServiceAccount": "kubernetes:core/v1:ServiceAccount",
+             "Secret": "kubernetes:core/v1:Secret", "Service": "kubernetes:core/v1:Service"}  # fmt: skip
 
 
 def injected(command: str, stack: str | None) -> dict[str, Any] | None:
@@ -250,247 +82,22 @@ def injected(command: str, stack: str | None) -> dict[str, Any] | None:
     return None
 
 
-# What infra/program.py declares, written out here (not asked of infra): tests/gke/test_fake_pulumi_program.py
-# checks these against the real program run under Pulumi's mocks (infra.plan), so the fake's "N created" is the
-# program's N. Names are the experiment's, sweep's or cluster's name plus the suffix.
-CLUSTER_PARTS = [
-    ("tfcli:infra:GkeCluster", ""),
-    ("gcp:container/cluster:Cluster", "-cluster"),
-    *[("gcp:projects/iAMMember:IAMMember", f"-nodes-{role}") for role in (
-        "artifactregistry-reader", "logging-logwriter", "monitoring-metricwriter", "monitoring-viewer",
-        "stackdriver-resourcemetadata-writer")],
-    ("gcp:serviceaccount/account:Account", "-nodes"),
-    ("tfcli:infra:NodePools", ""),
-    ("gcp:container/nodePool:NodePool", "-cpu-pool"),
-    ("gcp:container/nodePool:NodePool", "-learner-pool"),
-]  # fmt: skip
-SHARED_CLUSTER_PARTS = [("pulumi:pulumi:StackReference", "-cluster-stack")]
-BUCKET_PARTS = [
-    ("tfcli:infra:ResultsBucket", ""),
-    ("gcp:serviceaccount/account:Account", "-writer"),
-    ("gcp:storage/bucket:Bucket", "-bucket"),
-    ("gcp:storage/bucketIAMMember:BucketIAMMember", "-writer-access"),
-]
+def cluster_of(record: dict[str, Any]) -> Cluster:
+    return Cluster(dict(record.get("objects") or {}), list(record.get("lingering") or []))
 
 
-def workload_parts(sweep: bool) -> list[tuple[str, str]]:
-    return [
-        ("tfcli:infra:Workloads", ""),
-        ("gcp:serviceaccount/iAMMember:IAMMember", "-workload-identity"),
-        ("kubernetes:batch/v1:Job", "-job-trials" if sweep else "-job-learner"),
-        ("kubernetes:core/v1:ConfigMap", "-configmap-sweep-trials" if sweep else "-configmap-experiment-spec"),
-        ("kubernetes:core/v1:Namespace", "-namespace"),
-        ("kubernetes:core/v1:ServiceAccount", "-serviceaccount-trainer"),
-        ("pulumi:providers:kubernetes", "-k8s"),
-    ]
-
-
-def program_resources(config: dict[str, Any]) -> list[tuple[str, str]]:
-    """(type, name) of what the stack program declares for this config (the engine's own two are not in it)."""
-    experiment = config.get("tfcli:experiment")
-    sweep = config.get("tfcli:sweep")
-    if experiment is None and sweep is None:
-        name = mapping(config["tfcli:cluster"])["name"]
-        parts = CLUSTER_PARTS
-    else:
-        name = mapping(sweep)["name"] if sweep is not None else mapping(experiment)["name"]
-        cluster = SHARED_CLUSTER_PARTS if config.get("tfcli:sharedClusterStack") else CLUSTER_PARTS
-        parts = cluster + BUCKET_PARTS + workload_parts(sweep is not None)
-    return [(type_, f"{name}{suffix}") for type_, suffix in parts]
-
-
-def resources_for(stack: str, config: dict[str, Any]) -> list[tuple[str, str]]:
-    """(type, name) of what an ``up`` reports: the engine's stack and default provider, then the program's."""
-    return [("pulumi:pulumi:Stack", f"tfcli-{stack}"), ("pulumi:providers:gcp", "default_10_2_0"),
-            *program_resources(config)]  # fmt: skip
-
-
-def bucket_for(name: str, project: str) -> str:
-    """The results bucket's name by infra/naming.py's rule written out again for the names tests use (short and
-    without "google"), so that a change to the rule is caught instead of followed."""
-    assert len(name) <= 48 and "google" not in name, f"the fake names buckets of short names only, not {name!r}"
-    return f"tfcli-{name}-{hashlib.sha256(project.encode()).hexdigest()[:8]}"
-
-
-def urn(stack: str, type_: str, name: str) -> str:
-    return f"urn:pulumi:{stack}::tfcli::{type_}::{name}"
-
-
-def mapping(value: Any) -> dict[str, Any]:
-    return json.loads(value) if isinstance(value, str) else dict(value or {})
-
-
-def outputs_for(stack: str, config: dict[str, Any]) -> dict[str, Any]:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-    project = str(config.get("gcp:project", ""))
-    location = str(config.get("gcp:zone") or config.get("gcp:region") or "")
-    if "tfcli:cluster" in config:
-        cluster = mapping(config["tfcli:cluster"])
-        return {
-            "clusterName": cluster["name"],
-            "endpoint": "203.0.113.10",
-            "clusterCaCertificate": base64.b64encode(
-                b"-----BEGIN CERTIFICATE-----\nfake\n-----END CERTIFICATE-----\n"
-            ).decode(),
-            "project": project,
-            "location": cluster.get("location") or location,
-            "nodeServiceAccount": f"{cluster['name']}-nodes@{project}.iam.gserviceaccount.com",
-            "nodePools": {"learner": "learner", "cpu": "cpu"},
-            "gpuType": cluster.get("gpu_type", ""),
-            "gpusPerNode": cluster.get("gpus_per_node", 0),
-        }
-    sweep = mapping(config["tfcli:sweep"]) if "tfcli:sweep" in config else None
-    experiment = mapping(sweep["base"] if sweep is not None else config["tfcli:experiment"])
-    name = sweep["name"] if sweep is not None else experiment["name"]
-    shared = config.get("tfcli:sharedClusterStack")
-    buckets = load("control.json", {}).get("buckets", {})
-    bucket = buckets.get(stack) or bucket_for(name, project)
-    # The program's image outputs (read by nothing in tfcli): the -cpu variant, right for the CPU learners tests use.
-    region = location.rsplit("-", 1)[0] if location.count("-") == 2 else location
-    image = f"{region}-docker.pkg.dev/{project}/tfcli/trainer:{version('tfcli')}-cpu"
-    outputs = {
-        "clusterName": shared or name,
-        "clusterLocation": (experiment.get("cluster") or {}).get("location") or location,
-        "namespace": f"tfcli-{name}",
-        "jobs": ["learner-0123456789"],  # named learner-<digest of the spec>, as infra/workloads.py names them
-        "bucket": bucket,
-        "resultsUrl": f"gs://{bucket}/{name}/",
-        "suspended": str(config.get("tfcli:suspend", False)).lower() == "true",
-        "writerServiceAccount": f"{name}-results@{project}.iam.gserviceaccount.com",
-        "image": image,
+def keep_cluster(record: dict[str, Any], cluster: Cluster) -> None:
+    """The objects as the state keeps them, and the Jobs and ConfigMaps' data that the Job controller stand-in and
+    tests/gke/played_sweep.py read."""
+    record["objects"] = cluster.objects
+    record["lingering"] = cluster.lingering
+    record.setdefault("k8s_log", []).extend(cluster.log)
+    record["jobs"] = [obj for obj in cluster.objects.values() if obj["kind"] == "Job"]
+    record["config_maps"] = {
+        obj["metadata"]["name"]: dict(obj.get("data") or {})
+        for obj in cluster.objects.values()
+        if obj["kind"] == "ConfigMap"
     }
-    if sweep is None:
-        outputs.update({"experiment": name, "runMode": experiment.get("run_mode", "single"),
-                        "workerImage": image})  # fmt: skip
-    else:  # infra/sweep_program.py: its trials (NAME-0 ..) and the Indexed Job's parallelism, as the program reads them
-        from infra.sweep_config import sweep_settings_from_config
-
-        settings = sweep_settings_from_config(config, stack=stack)
-        trials = [trial.name for trial in settings.trials]
-        outputs.update({"sweep": name, "trials": trials, "parallelism": min(settings.parallelism, len(trials)),
-                        "jobs": ["trials-0123456789"]})  # fmt: skip
-    if shared:
-        outputs["sharedClusterStack"] = shared
-    outputs.update(load("control.json", {}).get("extra_outputs", {}).get(stack, {}))  # e.g. a kubeconfig
-    return outputs
-
-
-def admit_jobs(
-    stack: str, config: dict[str, Any], applied: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, str]], str | None]:
-    """What the API server does with the Jobs an ``up`` applies, rendered from the stack's config by infra's own
-    code: ``ValidateJobSpec`` for a new name, ``ValidateJobSpecUpdate`` for a Job that keeps its name (only its
-    mutable fields may change). Returns the Jobs now deployed and the ConfigMaps' data applied with them (a sweep's
-    trial specs, which tests/gke/played_sweep.py mounts for its trainer pods), or the error the API server answers
-    (422)."""
-    root = Path(__file__).resolve().parents[2]
-    sys.path[:0] = [str(root), str(root / "tests")]
-    from job_controller import Invalid, validate, validate_update
-
-    if "tfcli:sweep" in config:
-        from infra.sweep_config import sweep_settings_from_config
-        from infra.sweep_program import sweep_objects
-
-        objects = sweep_objects(sweep_settings_from_config(config, stack=stack))
-    elif "tfcli:experiment" in config:
-        import yaml
-
-        from infra.manifests import render_stack_file
-
-        objects = list(yaml.safe_load_all(render_stack_file(stack_file(stack), token="fake-token")))
-    else:
-        return [], {}, None
-    jobs = [obj for obj in objects if obj["kind"] == "Job"]
-    config_maps = {obj["metadata"]["name"]: dict(obj["data"]) for obj in objects if obj["kind"] == "ConfigMap"}
-    before = {job["metadata"]["name"]: job for job in applied}
-    for job in jobs:
-        try:
-            if job["metadata"]["name"] in before:
-                validate_update(before[job["metadata"]["name"]], job)
-            else:
-                validate(job)
-        except Invalid as error:
-            return applied, {}, str(error)
-    return jobs, config_maps, None
-
-
-def encode_event(line: str) -> bytes:
-    """``pulumirpc.EventRequest{event: line}`` in protobuf's wire format (field 1, length-delimited)."""
-    data = line.encode()
-    size, prefix = len(data), bytearray()
-    while True:
-        byte, size = size & 0x7F, size >> 7
-        prefix.append(byte | (0x80 if size else 0))
-        if not size:
-            return b"\x0a" + bytes(prefix) + data
-
-
-class EventLog:
-    """Engine events, one JSON object each, to where ``--event-log`` says: a file, or the SDK's gRPC server."""
-
-    def __init__(self, target: str | None) -> None:
-        self.target = target
-        self.sequence = 0
-        self.queue: Any = None
-        self.problem: BaseException | None = None
-        if target and target.startswith("tcp://"):
-            import queue
-            import threading
-
-            import grpc
-
-            self.queue = queue.Queue()
-            channel = grpc.insecure_channel(target.removeprefix("tcp://"))
-            stream = channel.stream_unary(
-                "/pulumirpc.Events/StreamEvents", request_serializer=encode_event, response_deserializer=bytes
-            )
-
-            def send() -> None:
-                try:
-                    stream(iter(self.queue.get, None), timeout=60)
-                except Exception as error:  # reported by close()
-                    self.problem = error
-                finally:
-                    channel.close()
-
-            self.thread = threading.Thread(target=send)
-            self.thread.start()
-
-    def emit(self, **event: Any) -> None:
-        if not self.target:
-            return
-        self.sequence += 1
-        line = json.dumps({"sequence": self.sequence, "timestamp": int(time.time()), **event})
-        if self.queue is not None:
-            self.queue.put(line)
-            return
-        with open(self.target, "a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
-
-    def close(self) -> None:
-        if self.queue is not None:
-            self.queue.put(None)
-            self.thread.join()
-            self.queue = None
-            if self.problem is not None:
-                fail(f"error: could not send engine events to {self.target}: {self.problem}")
-
-    def step(self, stack: str, op: str, type_: str, name: str, *, id_: str = "") -> None:
-        """A resource step as Pulumi 3.272 reports it (``resourcePreEvent`` then ``resOutputsEvent``)."""
-        state = {"type": type_, "urn": urn(stack, type_, name), "id": id_, "parent": "", "provider": "",
-                 "inputs": {}, "outputs": {}}  # fmt: skip
-        metadata = {
-            "op": op,
-            "urn": urn(stack, type_, name),
-            "type": type_,
-            "old": state if op != "create" else None,
-            "new": state if op != "delete" else None,
-            "detailedDiff": None,
-            "provider": "" if type_.startswith("pulumi:") else urn(stack, "pulumi:providers:gcp", "default_10_2_0"),
-        }
-        self.emit(resourcePreEvent={"metadata": metadata})
-        self.emit(resOutputsEvent={"metadata": metadata})
 
 
 def play_the_trainer(stack: str, outputs: dict[str, Any]) -> None:
@@ -535,18 +142,21 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
     download = {"type": "plugin-download", "id": "gcp", "message": "gcp", "received": 1, "total": 1, "done": True}
     log.emit(progressEvent=download)  # a kind of event the SDK does not model: it must pass unharmed
     problem = injected(kind, stack)
-    jobs: list[dict[str, Any]] = []
-    config_maps: dict[str, dict[str, str]] = {}
+    cluster = cluster_of(record)
+    steps: dict[str, str] = {}
     if problem is None and kind == "up":
-        jobs, config_maps, refused = admit_jobs(stack, config, record.get("jobs", []))
-        if refused is not None:  # as pulumi-kubernetes reports the API server's 422
-            problem = {"stderr": "error: update failed", "diagnostic": f"resource job failed: {refused}"}
+        try:
+            steps = cluster.apply(render_objects(stack, config, stack_file(stack)))
+        except Refused as refused:  # as pulumi-kubernetes reports the API server's answer, or its await's
+            keep_cluster(record, cluster)  # what was done before the failure stays done
+            job = urn(stack, "kubernetes:batch/v1:Job", f"{stack}-{refused.resource}")
+            problem = {"stderr": "error: update failed", "diagnostic": f"resource job failed: {refused}", "urn": job}
     if problem is not None:
         if diagnostic := problem.get("diagnostic"):
-            cluster = urn(stack, "gcp:container/cluster:Cluster", f"{stack}-cluster")
-            log.emit(diagnosticEvent={"urn": cluster, "prefix": "error: ", "message": diagnostic + "\n",
+            failing = problem.get("urn") or urn(stack, "gcp:container/cluster:Cluster", f"{stack}-cluster")
+            log.emit(diagnosticEvent={"urn": failing, "prefix": "error: ", "message": diagnostic + "\n",
                                       "color": "never", "severity": "error"})  # fmt: skip
-            failed = {"op": "create", "urn": cluster, "type": "gcp:container/cluster:Cluster", "old": None,
+            failed = {"op": "create", "urn": failing, "type": failing.split("::")[2], "old": None,
                       "new": None, "detailedDiff": None, "provider": ""}  # fmt: skip
             log.emit(resOpFailedEvent={"metadata": failed, "status": 1, "steps": 1})
         log.emit(summaryEvent={"maybeCorrupt": False, "durationSeconds": 1, "resourceChanges": {},
@@ -563,20 +173,19 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
         changes: dict[str, int] = {}
         for type_, name in resources:
             op = "same" if (type_, name) in previous else "create"
-            if type_ == "kubernetes:batch/v1:Job" and (type_, name) in previous:
-                now = outputs_for(stack, config)
-                changed = any(record["outputs"].get(key) != now.get(key) for key in ("suspended", "parallelism"))
-                op = "update" if changed else op
+            if type_ in K8S_TYPES.values() and op == "same":
+                op = next((step for key, step in steps.items() if name.endswith(f"-{key}")), op)
             changes[op] = changes.get(op, 0) + 1
             log.step(stack, op, type_, name)
         record["resources"] = [list(item) for item in resources]
         record["outputs"] = outputs_for(stack, config)
-        record["jobs"] = jobs
-        record["config_maps"] = config_maps
+        keep_cluster(record, cluster)
     else:
         changes = {"delete": len(record.get("resources", []))}
         for type_, name in reversed([tuple(item) for item in record.get("resources", [])]):
             log.step(stack, "delete", type_, name)
+        cluster.destroy()
+        keep_cluster(record, cluster)
         record["resources"] = []
         record["outputs"] = {}
     if kind == "up" and record["outputs"].get("suspended"):
@@ -601,7 +210,7 @@ def main(argv: list[str]) -> None:
     entry["env"] = {key: os.environ[key] for key in ENV_KEYS if key in os.environ}
     if command in ("stack init", "up") and named:  # what the stack file held when Pulumi was asked
         entry["config_keys"] = sorted(read_config(named)[1])
-    with open(STATE / "calls.jsonl", "a", encoding="utf-8") as handle:
+    with open(state_dir() / "calls.jsonl", "a", encoding="utf-8") as handle:
         handle.write(json.dumps(entry) + "\n")
     if command == "version":
         print(load("control.json", {}).get("version", VERSION))

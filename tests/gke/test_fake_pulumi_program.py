@@ -25,7 +25,7 @@ from test_sweep_stack import sweep_config  # noqa: E402
 @pytest.fixture
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     monkeypatch.setenv("FAKE_PULUMI_STATE", str(tmp_path))
-    return importlib.import_module("fake_pulumi")
+    return importlib.import_module("fake_pulumi_program")
 
 
 CASES: dict[str, Any] = {
@@ -61,5 +61,5 @@ def test_the_fake_reports_what_the_program_declares_and_exports(fake: ModuleType
 
 def test_the_fakes_bucket_names_are_literal_not_infras() -> None:
     # The rule written out in the fake, checked against names known by heart (tests/infra/test_naming.py pins them).
-    source = (ROOT / "tests" / "gke" / "fake_pulumi.py").read_text()
+    source = (ROOT / "tests" / "gke" / "fake_pulumi_program.py").read_text()
     assert "bucket_name" not in source and "infra.naming" not in source

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fake_kube import Cluster
-from gke_testkit import FakePulumi, serve_api, stack_config
+from gke_testkit import FakePulumi, serve_api
 from job_controller import Outcome
 from played_sweep import PlayedSweep
 from test_sweep_gke import BUCKET, SWEEP, finished, gke_lab, invoke, result, upload
@@ -163,25 +163,3 @@ def test_without_the_cluster_a_trial_paused_at_max_cost_still_ends_the_sweep(
     assert fake_pulumi.stacks()[SWEEP]["resources"] == []  # its own cluster: torn down as a completed sweep's is
     status = sweep_json()
     assert (status["state"], status["detail"]) == ("failed", f"1 of 9 trials did not complete: {SWEEP}-4 paused")
-
-
-def test_the_fake_pulumi_admits_the_jobs_it_applies_as_the_api_server_does(
-    gke_lab: Path, fake_pulumi: FakePulumi
-) -> None:
-    """A new --parallel updates the deployed Job in place (parallelism is mutable); a Job that kept its name but
-    changed what it runs would be refused (ValidateJobSpecUpdate), as the real API server refuses it."""
-    import fake_pulumi as fake
-
-    code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", "3")
-    assert code == 0, stdout + stderr
-    (applied,) = fake_pulumi.stacks()[SWEEP]["jobs"]
-    config = stack_config(gke_lab, SWEEP)
-    jobs, config_maps, refused = fake.admit_jobs(SWEEP, {**config, "tfcli:parallelism": 5}, [applied])
-    assert refused is None and jobs[0]["metadata"]["name"] == applied["metadata"]["name"]
-    assert sorted(config_maps["sweep-trials"]) == [f"trial-{k}.yaml" for k in range(9)]
-    assert jobs[0]["spec"]["parallelism"] == 5
-    other = {**applied, "spec": {**applied["spec"], "completions": 8}}
-    _, _, refused = fake.admit_jobs(SWEEP, config, [other])
-    assert refused is not None and "spec.completions: Invalid value: field is immutable" in refused
-    code, _, _ = invoke("experiment", "start", "-s", SWEEP, "--parallel", "5")
-    assert code == 0 and fake_pulumi.stacks()[SWEEP]["jobs"][0]["spec"]["parallelism"] == 5

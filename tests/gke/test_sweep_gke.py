@@ -118,11 +118,12 @@ def test_start_s_deploys_one_stack_with_the_sweep_and_its_parallelism(gke_lab: P
     trial = record(gke_lab, f"{SWEEP}-4")
     assert (trial["backend"], trial["sweep"], trial.get("stopped")) == ("gke", SWEEP, None)
 
-    # Started again while deployed: an update of the same stack (the Job's parallelism changes), no second stack.
+    # Started again while deployed: an update of the same stack (the Job, its parallelism changed, is replaced: a new
+    # Job, tests/gke/test_sweep_job_changes.py), no second stack.
     fake_pulumi.clear()
     code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", "5")
     assert code == 0, stderr
-    assert "stack init" not in fake_pulumi.verbs() and "1 updated" in stdout
+    assert "stack init" not in fake_pulumi.verbs() and "1 replaced" in stdout
     assert stack_config(gke_lab, SWEEP)["tfcli:parallelism"] == 5 and sweep_status()["parallel"] == 5
 
 

@@ -15,7 +15,7 @@ from gke_testkit import FakePulumi
 from job_controller import Outcome
 from played_sweep import deployed_job
 from test_sweep_failures import api, by_trial, played, sweep_json
-from test_sweep_gke import BUDGET, SWEEP, gke_lab, invoke
+from test_sweep_gke import BUCKET, BUDGET, SWEEP, gke_lab, invoke
 
 from infra.code_bundle import CODE_CONFIG_MAP
 from infra.sweep_config import sweep_settings_from_config
@@ -122,3 +122,34 @@ def test_rerun_alone_makes_a_new_job_and_held_trials_are_checked(gke_lab: Path) 
     assert job({"tfcli:heldTrials": ""})["metadata"]["name"] == job({})["metadata"]["name"]  # deployed ones stay
     with pytest.raises(InvalidInput, match=r"tfcli:heldTrials: the sweep's trials are 0 \.\. 8"):
         job({"tfcli:heldTrials": "3,9"})
+
+
+def test_include_pruned_releases_only_the_pruned_trials_in_the_bucket(
+    gke_lab: Path, gcs: Any, api: Cluster, fake_pulumi: FakePulumi
+) -> None:
+    """``resume -s --include-pruned`` writes ``early_stop_released`` beside each pruned trial's result before the new
+    Job runs: without it the trainer ends a pruned trial at once (trainer/ended.py, tests/trainer/test_ended.py)."""
+    import json
+
+    code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", "3")
+    assert code == 0, stdout + stderr
+    first = played(fake_pulumi, gcs, api, {})
+    first.deploy()
+    first.run()
+    blob = gcs.bucket(BUCKET).blob(f"{SWEEP}/{SWEEP}-2/result.json")
+    pruned = {**json.loads(blob.download_as_text()), "status": "pruned", "reason": "IQM 5.0 at 100 timesteps"}
+    blob.upload_from_string(json.dumps(pruned))
+
+    code, stdout, stderr = invoke("experiment", "resume", "-s", SWEEP)  # pruned stays pruned: nothing released
+    assert code == 0, stdout + stderr
+    assert not [b.name for b in gcs.list_blobs(BUCKET) if b.name.endswith("early_stop_released")]
+    code, stdout, stderr = invoke(
+        "experiment", "resume", "-s", SWEEP, "--include-pruned", "--total-timesteps", str(2 * BUDGET)
+    )
+    assert code == 0, stdout + stderr
+    released = [b.name for b in gcs.list_blobs(BUCKET) if b.name.endswith("early_stop_released")]
+    assert released == [f"{SWEEP}/{SWEEP}-2/early_stop_released"]
+    assert json.loads(gcs.bucket(BUCKET).blob(released[0]).download_as_text()) == {
+        "pruned": pruned["reason"],
+        "timesteps": pruned["timesteps"],
+    }

@@ -196,4 +196,6 @@ def test_jobs_pause_cleanly_and_treat_a_checkpointed_exit_as_no_failure(name: st
         assert ignored[0]["onExitCodes"]["containerName"] == pod["containers"][0]["name"]
         assert any(r.get("onPodConditions") == [{"type": "DisruptionTarget", "status": "True"}] for r in rules)
         job_resource = jobs(_plan(name, shared))[job]
-        assert job_resource.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+        notes = job_resource.inputs["metadata"]["annotations"]
+        # Ready once created (not when complete), its deletion awaited: no skipAwait (tests/gke/fake_k8s_provider.py)
+        assert notes["pulumi.com/waitFor"] == "jsonpath={.metadata.uid}" and "pulumi.com/skipAwait" not in notes

@@ -53,3 +53,24 @@ def test_done_held_and_extended(tmp_path: Path) -> None:
     (tmp_path / "out" / "result.json").write_text(json.dumps(failed))
     code, stderr, _ = trainer(tmp_path, 400, "--hold", "3", "--index", "3")
     assert code == 2 and "failed in an earlier Job: RuntimeError: boom" in stderr
+
+
+def test_a_pruned_trial_stays_pruned_until_released(tmp_path: Path) -> None:
+    """Whatever runs it again (a GKE Job replaced by a new image or code, an older stack file: none of them holds
+    it), a pruned trial ends at once; ``resume --include-pruned`` releases it (``release``) and it trains on."""
+    from trainer.ended import RELEASED, release
+
+    code, stderr, _ = trainer(tmp_path, 200)
+    assert code == 0, stderr
+    pruned = {**result(tmp_path), "status": "pruned", "reason": "IQM 5.0 at 200 timesteps"}
+    (tmp_path / "out" / "result.json").write_text(json.dumps(pruned))
+
+    code, stderr, seconds = trainer(tmp_path, 400)  # a raised budget, no --hold: still pruned
+    assert code == 0 and "it stays pruned" in stderr and seconds < 5, stderr
+    assert result(tmp_path) == pruned and not (tmp_path / "out" / RELEASED).exists()
+
+    release(tmp_path / "out")
+    assert json.loads((tmp_path / "out" / RELEASED).read_text()) == {"pruned": pruned["reason"], "timesteps": 200}
+    code, stderr, _ = trainer(tmp_path, 400)
+    assert code == 0, stderr
+    assert "resuming from checkpoint" in stderr and result(tmp_path)["timesteps"] == 400

@@ -21,7 +21,7 @@ from tfcli.gke.sweep_readings import read_downloaded, trial_status, view
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Watcher
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
-from tfcli.runs.resuming import ResumePlan, check_experiment_resumable
+from tfcli.runs.resuming import ResumePlan, check_experiment_resumable, released_members
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Run as TrialNumbers
 
@@ -118,6 +118,10 @@ class GkeBackend:
         if run.kind != "sweep":
             return self.start(run, StartOptions())
         ended = plan.state in ("failed", "completed")  # its Job starts no pod again: a new Job
+        released = [member.name for member in released_members(run, plan)]
+        deployed = self.stacks(run.project).state(run.name) if released else None
+        if deployed is not None and deployed.deployed:  # in the bucket, before any pod runs them (trainer/ended.py)
+            sweeps.release_trials(run.project, deployed.outputs, released)
         return self.start(run, StartOptions(), resumed=sweeps.Resumed(plan.held, new_job=ended))
 
     def pause(self, run: Run) -> Paused:

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from infra.config_keys import LOCATION_KEYS, SUSPEND_KEY
-from tfcli.errors import TfcliError
+from infra.config_keys import LOCATION_KEYS, RERUN_KEY, SUSPEND_KEY
+from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, RunFolder
 from tfcli.gke import waiting
@@ -31,6 +31,7 @@ from tfcli.gke.results import RemoteResults
 from tfcli.gke.stacks import Stacks, StackState, planned_total
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
+from tfcli.spec.documents import display_path
 from tfcli.stackfiles.files import StackFile, stack_path
 
 
@@ -91,10 +92,24 @@ def refuse_changes(
             "an update would replace its cluster and bucket",
             hint=f"{stop} first (downloads its results), or restore tfcli.yaml",
         )
+    refuse_rollback(project, current, config)
     if restart:
         raise TfcliError(
             f"{kind} '{name}' is deployed; --restart starts over only from a stopped {kind}",
             hint=f"{stop} first (downloads its results, destroys the stack)",
+        )
+
+
+def refuse_rollback(project: ProjectDir, current: StackState, config: dict[str, Any]) -> None:
+    """A ``tfcli:rerun`` below the deployed sweep's (its ``rerun`` output) is a stack file from before a resume made
+    a new Job — an older checkout's: its Job would run again what that resume left as it ended. Exit 2."""
+    wanted, deployed = int(config.get(RERUN_KEY) or 0), int(current.outputs.get("rerun") or 0)
+    if wanted < deployed:
+        raise InvalidInput(
+            f"{display_path(stack_path(project, current.name))}: {RERUN_KEY}: {wanted} is below the deployed "
+            f"sweep's {deployed}: this stack file is older than the deployed sweep (another checkout's?) and would "
+            "roll its Job back",
+            hint=f"use the stack file the sweep was last deployed with ({RERUN_KEY}: {deployed})",
         )
 
 

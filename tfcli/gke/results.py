@@ -119,6 +119,12 @@ class RemoteResults:
             data = blob.download_as_bytes()
         return parse_result(data)
 
+    def write(self, name: str, text: str) -> None:
+        """Write ``name`` beside the run's results (what the trainer reads through the bucket's mount)."""
+        with gcs_errors(self.project, f"write gs://{self.bucket}/{self.prefix}/{name}"):
+            path = f"{self.prefix}/{name}" if self.prefix else name
+            self.client.bucket(self.bucket).blob(path).upload_from_string(text)
+
     def poll(self) -> list[dict[str, Any]]:
         """The episodes finished since the last poll (only the new bytes of ``progress.jsonl`` are fetched)."""
         with gcs_errors(self.project, f"read gs://{self.bucket}/{self.prefix}/{PROGRESS_FILE}"):

@@ -45,6 +45,7 @@ from tfcli.gke.results import download_results as copy_results
 from tfcli.gke.results import remote_results
 from tfcli.gke.stacks import Stacks
 from tfcli.gke.sweep_readings import SweepView, read_deployed, trial_remote, view
+from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import cluster_spec
 from tfcli.stackfiles.sweep import deploy_stack
 from tfcli.sweeps.status import SweepStatus
@@ -114,6 +115,17 @@ class Resumed:
 
     held: tuple[int, ...]
     new_job: bool
+
+
+def release_trials(project: ProjectDir, outputs: dict[str, Any], trials: list[str]) -> None:
+    """Release pruned trials to train on (``resume -s --include-pruned``): ``early_stop_released`` beside each one's
+    ``result.json`` in the bucket (trainer/ended.py: without it a pruned trial's pod ends at once)."""
+    from trainer.ended import RELEASED, release_note
+
+    base = remote_results(project, outputs)
+    for trial in trials:
+        remote = trial_remote(base, trial)
+        remote.write(RELEASED, release_note(remote.result()))
 
 
 def wait_until(

@@ -19,9 +19,10 @@ from tfcli.local import experiments, sweeps
 from tfcli.local.follow import follow_experiment, follow_sweep
 from tfcli.runs.backend import Watcher
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
-from tfcli.runs.resuming import ResumePlan, check_experiment_resumable
+from tfcli.runs.resuming import ResumePlan, check_experiment_resumable, released_members
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Run as TrialNumbers
+from trainer.ended import release
 
 RESUMABLE = ("paused", "stopped", "interrupted", "failed")
 
@@ -110,6 +111,8 @@ class LocalBackend:
         plan = plan or ResumePlan()
         self.check_resumable(run, plan)
         held = frozenset(trial.name for trial in run.trials() if trial.index in plan.held)
+        for member in released_members(run, plan):  # before the queue starts them (trainer/ended.py)
+            release(member.results)
         return self.start(run, StartOptions(), held=held)
 
     def pause(self, run: Run) -> Paused:

@@ -18,6 +18,7 @@ from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.status import Status
+from tfcli.experiments.store import ExperimentDir
 from tfcli.runs.run import Run
 from tfcli.spec.experiment import MAX_BUDGET, budget_over_limit
 from trainer.budget import Budget
@@ -65,6 +66,9 @@ class ResumePlan:
     extended: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     state: str | None = None
+    # Pruned members that train on (``--include-pruned``, by index in the run's members): each backend writes
+    # ``early_stop_released`` into their results (trainer/ended.py ``release``) before anything runs them.
+    released: tuple[int, ...] = ()
 
     @property
     def extends(self) -> bool:
@@ -121,6 +125,7 @@ def plan_resume(
     training: list[Status] = []
     failed: list[str] = []
     pruned: list[str] = []
+    released: list[int] = []
     for index, status in members:
         state = status.state
         if state == "failed" and sweep and not options.retry_failed:
@@ -133,6 +138,7 @@ def plan_resume(
             if options.budget:
                 extended.append(status.name)
                 training.append(status)
+                released += [index] if state == "pruned" else []
         else:
             training.append(status)
     if options.budget:
@@ -151,7 +157,14 @@ def plan_resume(
     if extended:
         budget = ", ".join(f"{UNITS[k]} {v:,}" for k, v in options.budget.items())
         notes.append(f"budget raised to {budget}: {len(extended)} finished run(s) continue from their last checkpoint")
-    return ResumePlan(options, tuple(held), tuple(extended), tuple(notes), run_state)
+    return ResumePlan(options, tuple(held), tuple(extended), tuple(notes), run_state, tuple(released))
+
+
+def released_members(run: Run, plan: ResumePlan) -> list[ExperimentDir]:
+    """The members ``plan`` releases from their pruning (their folders: local results, or a GKE bucket prefix)."""
+    if run.kind == "experiment":
+        return [run.experiment()] if plan.released else []
+    return [run.store.dir(trial.name) for trial in run.trials() if trial.index in plan.released]
 
 
 def write_budget(run: Run, plan: ResumePlan) -> None:

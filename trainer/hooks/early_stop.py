@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from tfcli.spec.early_stop import METADATA_TTL_SECONDS, TrialEarlyStop
+from trainer.ended import RELEASED, release_note
 from trainer.files import atomic_write_text
 from trainer.hooks import Hook
 from trainer.hooks.progress_log import FILENAME as PROGRESS
@@ -58,7 +59,6 @@ def sibling_folder(output: Path, own: str, sibling: str) -> Path | None:
 
 
 MAX_RECHECK_SECONDS = 300.0  # the longest an undecided rung waits between judgements (see first_recheck)
-RELEASED = "early_stop_released"  # in a pruned trial's folder once it was resumed to train on (see the module)
 
 
 def _result(folder: Path) -> dict[str, object]:
@@ -84,7 +84,7 @@ def released(output: Path) -> bool:
     previous = _result(output)
     if previous.get("status") != "pruned":
         return False
-    atomic_write_text(marker, json.dumps({"pruned": previous.get("reason"), "timesteps": previous.get("timesteps")}))
+    atomic_write_text(marker, release_note(previous))
     return True
 
 
