@@ -4,6 +4,7 @@ and 12): tiny PPO runs on CartPole, in this process and as ``python -m trainer``
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,9 @@ def test_an_extension_whose_checkpoints_were_deleted_is_refused(copy_of_finished
     assert (output / "progress.jsonl").read_text() == progress and not (output / "checkpoints").exists()
 
 
-def test_a_run_sigkilled_before_its_first_checkpoint_starts_over_and_completes(spec_file: Any, tmp_path: Path) -> None:
+def test_a_run_sigkilled_before_its_first_checkpoint_starts_over_and_completes(
+    spec_file: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """A pod OOM-killed or a spot node lost before the first checkpoint: its episodes are all past the newest
     checkpoint (none), the ones a resume plays again, so the retry starts from zero and each episode is kept once."""
     output = tmp_path / "out"
@@ -87,8 +90,11 @@ def test_a_run_sigkilled_before_its_first_checkpoint_starts_over_and_completes(s
         process.wait()
     assert not (output / "checkpoints").exists() and not (output / ".checkpointed").exists()
     assert not (output / "result.json").exists()
-    result = run(RunConfig(experiment=cartpole(**TINY), output=output))
+    with caplog.at_level(logging.INFO, logger="trainer"):
+        result = run(RunConfig(experiment=cartpole(**TINY), output=output))
     assert result.status == "completed" and result.timesteps == 300
+    said = [record.getMessage() for record in caplog.records if "no checkpoint was ever made" in record.getMessage()]
+    assert len(said) == 1 and "uncheckpointed episode(s)" in said[0], said
     episodes = [line["episode"] for line in read_progress(output)]
     assert episodes == list(range(1, len(episodes) + 1)) and len(episodes) == result.episodes
     assert (output / ".checkpointed").is_file()
