@@ -37,6 +37,10 @@ from trainer.files import atomic_write_json, fsync_directory, fsync_file
 log = logging.getLogger(__name__)
 
 MARKER = "COMPLETE"
+# Beside ``checkpoints/`` (in the output folder), written once the folder's first checkpoint is complete: the
+# folder's history says a checkpoint existed, even after ``checkpoints/`` is deleted by hand or a new segment has
+# withdrawn result.json (trainer/run.py ``refuse_to_start_over``). Not under checkpoints/, which it must outlive.
+CHECKPOINTED = ".checkpointed"
 STATE = "state.json"
 AGENT = "agent"  # TensorForce writes agent-<k>.index / .data-*, a "checkpoint" index file and agent.json
 # Attributes of TensorForce 0.6's TensorforceModel (core_initialize) holding the per-episode buffers
@@ -111,6 +115,19 @@ class CheckpointStore:
             return None
         return Checkpoint(number, folder, state)
 
+    @property
+    def checkpointed_file(self) -> Path:
+        return self.directory.parent / CHECKPOINTED
+
+    def _note_checkpointed(self, number: int) -> None:
+        """Write :data:`CHECKPOINTED` (atomically) when this folder's first checkpoint is complete."""
+        if not self.checkpointed_file.is_file():
+            atomic_write_json(self.checkpointed_file, {"first_checkpoint": number})
+
+    def ever_checkpointed(self) -> bool:
+        """Whether a checkpoint was ever completed here, by :data:`CHECKPOINTED` (checkpoints/ may be gone)."""
+        return self.checkpointed_file.is_file()
+
     def marked(self) -> bool:
         """Whether any checkpoint was ever marked complete here (loadable or not: :meth:`resume` says which fail)."""
         return any((folder / MARKER).is_file() for _, folder in self._folders())
@@ -144,6 +161,7 @@ class CheckpointStore:
                     files[path.name] = path.stat().st_size
             fsync_directory(folder)
             atomic_write_json(folder / MARKER, {"checkpoint": number, "files": files})  # last: now it counts
+            self._note_checkpointed(number)
         except Exception as error:
             if not (folder / MARKER).is_file():
                 shutil.rmtree(folder, ignore_errors=True)

@@ -96,13 +96,17 @@ class Result:
         atomic_write_json(output / FILENAME, self.as_json())
 
 
-def previous_timesteps(output: Path) -> int:
-    """The timesteps ``output``'s ``result.json`` counts (0: none, or unreadable)."""
+def checkpointed_timesteps(output: Path) -> int:
+    """The timesteps ``output``'s ``result.json`` counts when a checkpoint backed them (0: none, unreadable, or
+    ``failed``). Every other ending saves a checkpoint before the result is written
+    (trainer/hooks/checkpointing.py), so such a result says a checkpoint existed — the evidence for folders from
+    before :data:`trainer.checkpoints.CHECKPOINTED`; a failed run may have failed before its first one."""
     try:
-        value = json.loads((output / FILENAME).read_text(encoding="utf-8")).get("timesteps", 0)
+        data = json.loads((output / FILENAME).read_text(encoding="utf-8"))
+        value, status = data.get("timesteps", 0), data.get("status")
     except (OSError, ValueError, AttributeError):
         return 0
-    return value if isinstance(value, int) and value > 0 else 0
+    return value if isinstance(value, int) and value > 0 and status != "failed" else 0
 
 
 def withdraw(output: Path) -> None:

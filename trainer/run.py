@@ -38,7 +38,7 @@ from trainer.pools.base import EnvironmentPool
 from trainer.pools.factory import close_pool, make_pool
 from trainer.pools.watched import WatchedPool
 from trainer.preflight import compatibility_problems, environment_label
-from trainer.results import Result, previous_timesteps, withdraw
+from trainer.results import Result, checkpointed_timesteps, withdraw
 from trainer.signals import StopRequest
 from trainer.stall import StallWatch
 from trainer.state import RunState
@@ -169,19 +169,29 @@ def _run(config: RunConfig) -> Result:
 
 
 def refuse_to_start_over(output: Path, store: CheckpointStore) -> None:
-    """Results but no checkpoint to continue them from (``checkpoints/`` deleted, or a run killed before its first
-    checkpoint): the run fails naming what is missing, rather than train from zero over ``progress.jsonl`` and
-    ``result.json`` (docs/design.md §6.4). Starting over is the user's call: ``--restart`` deletes them first."""
+    """Results that a checkpoint backed, but no checkpoint left to continue them from (``checkpoints/`` deleted or
+    emptied by hand): the run fails naming what is missing, rather than train from zero over ``progress.jsonl`` and
+    ``result.json`` (docs/design.md §6.4). Starting over is the user's call: ``--restart`` deletes them first.
+
+    The folder's history says whether a checkpoint existed: :data:`trainer.checkpoints.CHECKPOINTED` (written when
+    the first one completed; it outlives ``checkpoints/`` and a withdrawn ``result.json``), or, in a folder from
+    before it, a ``result.json`` that a checkpoint backed. Where none was ever made (a run killed by SIGKILL, an OOM
+    kill or a lost node before its first checkpoint), every episode in ``progress.jsonl`` is past the newest
+    checkpoint — the lines a resume always plays again — so the run starts over, dropping them, and loses nothing.
+    """
     if store.marked():
         return  # checkpoints exist: resume() restores one, or fails naming each that does not load
     episodes = len(read_episodes(output / PROGRESS))
-    timesteps = previous_timesteps(output)
+    timesteps = checkpointed_timesteps(output)
+    if not store.ever_checkpointed() and not timesteps:
+        return  # never checkpointed: nothing here a resume would keep (rewind drops those lines, with a log line)
     if not episodes and not timesteps:
-        return
+        return  # nothing left that training would overwrite
     held = f"{episodes:,} episode(s) in {PROGRESS}" if episodes else f"{timesteps:,} timesteps in result.json"
+    evidence = store.checkpointed_file.name if store.ever_checkpointed() else "result.json"
     raise TfcliError(
-        f"{output} holds results ({held}) but no complete checkpoint to continue them from "
-        f"({store.directory} has none); refusing to train from zero over them",
+        f"{output} holds results ({held}) that checkpoints backed ({evidence} says so), but no complete checkpoint "
+        f"to continue them from ({store.directory} has none); refusing to train from zero over them",
         hint="put the checkpoints back, or start over with `--restart` (deletes the results)",
     )
 

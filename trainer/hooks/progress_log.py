@@ -97,7 +97,13 @@ def rewind(path: Path, episodes: int) -> list[Episode]:
         atomic_write_text(aside, previous + "".join(line for _, line in damaged))
     text = "".join(line if line.endswith("\n") else line + "\n" for _, line in kept)
     if path.is_file() and path.read_text(encoding="utf-8", errors="replace") != text:
-        if len(kept) < len(found):
+        if len(kept) < len(found) and not episodes:
+            log.info(
+                "%s: no checkpoint was ever made: starting from zero, dropping its %d uncheckpointed episode(s)",
+                path.name,
+                len(found),
+            )
+        elif len(kept) < len(found):
             log.info("%s: dropping episodes after %d (they are played again after the resume)", path.name, episodes)
         atomic_write_text(path, text)
     if len(kept) < episodes:
