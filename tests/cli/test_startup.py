@@ -30,3 +30,31 @@ def test_help_runs_and_imports_nothing_heavy() -> None:
     result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert "validate" in result.stdout
     assert "HEAVY []" in result.stdout
+
+
+def _modules_after(argv: list[str]) -> list[str]:
+    """The modules loaded once the CLI has handled ``argv`` (in a fresh interpreter)."""
+    code = (
+        "import sys\n"
+        "from tfcli.cli.app import app\n"
+        f"try:\n    app({argv!r})\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return result.stdout.splitlines()[-1].split()
+
+
+def test_help_imports_no_pydantic_and_no_spec_model() -> None:
+    """``tfcli --help`` loads no pydantic model (tfcli's spec, project or run models: ~0.6 s): a command imports
+    the models it uses when it runs (issue 30)."""
+    loaded = _modules_after(["--help"])
+    assert [m for m in loaded if m.split(".")[0] in ("pydantic", "pydantic_core")] == []
+    models = ("tfcli.spec", "tfcli.project", "tfcli.runs", "tfcli.experiments", "tfcli.sweeps")
+    assert [m for m in loaded if m.startswith(models)] == []
+
+
+def test_a_group_help_imports_no_spec_model() -> None:
+    """``tfcli experiment --help`` neither: pydantic itself is typer's there (it validates parameters with it)."""
+    loaded = _modules_after(["experiment", "--help"])
+    models = ("tfcli.spec", "tfcli.project", "tfcli.runs", "tfcli.experiments", "tfcli.sweeps")
+    assert [m for m in loaded if m.startswith(models)] == []
