@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 HEAVY = (
     "tensorflow", "tensorforce", "pulumi", "pulumi_gcp", "pulumi_kubernetes", "google.cloud", "gymnasium", "kubernetes",
@@ -32,15 +33,15 @@ def test_help_runs_and_imports_nothing_heavy() -> None:
     assert "HEAVY []" in result.stdout
 
 
-def _modules_after(argv: list[str]) -> list[str]:
-    """The modules loaded once the CLI has handled ``argv`` (in a fresh interpreter)."""
+def _modules_after(argv: list[str], cwd: Path | None = None) -> list[str]:
+    """The modules loaded once the CLI has handled ``argv`` (in a fresh interpreter, in ``cwd``)."""
     code = (
         "import sys\n"
         "from tfcli.cli.app import app\n"
         f"try:\n    app({argv!r})\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
         "print(' '.join(sorted(sys.modules)))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=cwd)
     return result.stdout.splitlines()[-1].split()
 
 
@@ -58,3 +59,13 @@ def test_a_group_help_imports_no_spec_model() -> None:
     loaded = _modules_after(["experiment", "--help"])
     models = ("tfcli.spec", "tfcli.project", "tfcli.runs", "tfcli.experiments", "tfcli.sweeps")
     assert [m for m in loaded if m.startswith(models)] == []
+
+
+def test_list_of_a_local_project_imports_no_gke_backend(tmp_path: Path) -> None:
+    """``experiment list`` where no run is on GKE loads no GKE backend (its stacks, bucket and sweep readings):
+    a backend is imported where a run recorded it."""
+    _modules_after(["init", str(tmp_path)])
+    loaded = _modules_after(["experiment", "list"], cwd=tmp_path)
+    assert "tfcli.experiments.store" in loaded  # it did read the project
+    gke = {"tfcli.gke.backend", "tfcli.gke.stacks", "tfcli.gke.sweep_readings", "tfcli.gke.bucket_reads"}
+    assert gke & set(loaded) == set()  # (tfcli.gke.events: the CLI's Pulumi progress observer, a few classes)
