@@ -14,16 +14,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import BackendName
 from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentStore
-from tfcli.gke.backend import GkeBackend
-from tfcli.gke.events import UpdateObserver
-from tfcli.gke.planning import Planned
-from tfcli.gke.pulumi_cli import InstallPrompt
 from tfcli.local.backend import LocalBackend, LocalPlan
 from tfcli.local.experiments import is_running
 from tfcli.local.sweeps import queue_alive
@@ -36,6 +32,12 @@ from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Row, rows
 from tfcli.sweeps.status import SweepStatus
 
+if TYPE_CHECKING:  # the GKE backend (stacks, bucket, sweep readings) loads where a run is on GKE, not for every `list`
+    from tfcli.gke.backend import GkeBackend
+    from tfcli.gke.events import UpdateObserver
+    from tfcli.gke.planning import Planned
+    from tfcli.gke.pulumi_cli import InstallPrompt
+
 
 @dataclass
 class Backends:
@@ -46,9 +48,12 @@ class Backends:
     install_prompt: InstallPrompt | None = None
 
     def named(self, name: BackendName) -> Backend:
-        if name == "gke":
-            return GkeBackend(observer=self.observer, install_prompt=self.install_prompt)
-        return LocalBackend()
+        return self.gke() if name == "gke" else LocalBackend()
+
+    def gke(self) -> GkeBackend:
+        from tfcli.gke.backend import GkeBackend
+
+        return GkeBackend(observer=self.observer, install_prompt=self.install_prompt)
 
     def of(self, run: Run) -> Backend:
         """Where the run last started (a run that never started: the project's default)."""
@@ -203,7 +208,7 @@ class Backends:
         processes ``start --local`` would run here instead."""
         if local:
             return LocalBackend().plan(run, shared_cluster)
-        return GkeBackend(observer=self.observer, install_prompt=self.install_prompt).plan(run, shared_cluster)
+        return self.gke().plan(run, shared_cluster)
 
 
 def refuse_trial_budget(run: Run, options: ResumeOptions) -> None:

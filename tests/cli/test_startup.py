@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 HEAVY = (
     "tensorflow", "tensorforce", "pulumi", "pulumi_gcp", "pulumi_kubernetes", "google.cloud", "gymnasium", "kubernetes",
@@ -30,3 +31,41 @@ def test_help_runs_and_imports_nothing_heavy() -> None:
     result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert "validate" in result.stdout
     assert "HEAVY []" in result.stdout
+
+
+def _modules_after(argv: list[str], cwd: Path | None = None) -> list[str]:
+    """The modules loaded once the CLI has handled ``argv`` (in a fresh interpreter, in ``cwd``)."""
+    code = (
+        "import sys\n"
+        "from tfcli.cli.app import app\n"
+        f"try:\n    app({argv!r})\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=cwd)
+    return result.stdout.splitlines()[-1].split()
+
+
+def test_help_imports_no_pydantic_and_no_spec_model() -> None:
+    """``tfcli --help`` loads no pydantic model (tfcli's spec, project or run models: ~0.6 s): a command imports
+    the models it uses when it runs (issue 30)."""
+    loaded = _modules_after(["--help"])
+    assert [m for m in loaded if m.split(".")[0] in ("pydantic", "pydantic_core")] == []
+    models = ("tfcli.spec", "tfcli.project", "tfcli.runs", "tfcli.experiments", "tfcli.sweeps")
+    assert [m for m in loaded if m.startswith(models)] == []
+
+
+def test_a_group_help_imports_no_spec_model() -> None:
+    """``tfcli experiment --help`` neither: pydantic itself is typer's there (it validates parameters with it)."""
+    loaded = _modules_after(["experiment", "--help"])
+    models = ("tfcli.spec", "tfcli.project", "tfcli.runs", "tfcli.experiments", "tfcli.sweeps")
+    assert [m for m in loaded if m.startswith(models)] == []
+
+
+def test_list_of_a_local_project_imports_no_gke_backend(tmp_path: Path) -> None:
+    """``experiment list`` where no run is on GKE loads no GKE backend (its stacks, bucket and sweep readings):
+    a backend is imported where a run recorded it."""
+    _modules_after(["init", str(tmp_path)])
+    loaded = _modules_after(["experiment", "list"], cwd=tmp_path)
+    assert "tfcli.experiments.store" in loaded  # it did read the project
+    gke = {"tfcli.gke.backend", "tfcli.gke.stacks", "tfcli.gke.sweep_readings", "tfcli.gke.bucket_reads"}
+    assert gke & set(loaded) == set()  # (tfcli.gke.events: the CLI's Pulumi progress observer, a few classes)

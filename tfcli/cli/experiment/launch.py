@@ -3,16 +3,21 @@ started, then either how to watch it or, followed, its progress and how it ended
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from tfcli.cli.console import out
-from tfcli.cli.context import CliContext
-from tfcli.cli.views.compare import show_comparison
-from tfcli.cli.views.follow import TerminalWatcher, show_done, show_ended
-from tfcli.runs.results import Started
+
+if TYPE_CHECKING:  # the run's models (pydantic) load when a run is started, not for `tfcli --help`
+    from tfcli.cli.context import CliContext
+    from tfcli.runs.results import Started
 
 
 def show_started(ctx: CliContext, started: Started, wait: bool | None) -> None:
+    from tfcli.cli.views.compare import show_comparison
+    from tfcli.cli.views.follow import TerminalWatcher, show_done, show_ended
+
     run = started.run
     for line in started.announce:
         out().print(line, markup=False)
