@@ -81,3 +81,30 @@ def test_bad_settings_exit_2_and_write_nothing(tmp_path: Path, args: list[str], 
     assert result.exit_code == 2
     assert message in result.stderr
     assert not root.exists()
+
+
+def test_a_gcp_project_given_later_replaces_the_placeholder_in_existing_stack_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "lab"
+    assert runner.invoke(app, ["init", str(root)]).exit_code == 0
+    monkeypatch.chdir(root)
+    created = runner.invoke(app, ["experiment", "new", "-f", "cartpole-ppo", "-n", "cp1"])
+    assert created.exit_code == 0, created.output
+    placeholder = root / "stacks" / "Pulumi.cp1.yaml"
+    assert yaml.safe_load(placeholder.read_text())["config"]["gcp:project"] == "my-gcp-project"
+    assert "gcp:project is a placeholder" in placeholder.read_text()
+    users = root / "stacks" / "Pulumi.theirs.yaml"  # a real project the user set by hand is never replaced
+    users.write_text(placeholder.read_text().replace("my-gcp-project", "their-project").replace("cp1", "theirs"))
+    before = users.read_text()
+
+    result = runner.invoke(app, ["init", ".", "-r", "rl-project-7"])
+    assert result.exit_code == 0, result.output
+    assert "set gcp:project rl-project-7 in 1 stack file(s) that had the placeholder: stacks/Pulumi.cp1.yaml" in (
+        " ".join(result.output.split())
+    )
+    assert yaml.safe_load(placeholder.read_text())["config"]["gcp:project"] == "rl-project-7"
+    assert "placeholder" not in placeholder.read_text()
+    assert users.read_text() == before
+    again = runner.invoke(app, ["init", ".", "-r", "rl-project-7"])
+    assert again.exit_code == 0 and "stack file" not in again.output

@@ -58,11 +58,11 @@ def spec(lab: Path, name: str, environment: str, budget: int = 300) -> str:
 
 def test_init_scaffolds_an_example_environment_that_validates(inside: Path) -> None:
     assert (inside / "envs" / "gridworld.py").is_file() and (inside / "envs" / "__init__.py").is_file()
-    code, _, stderr = invoke("validate", "-q", "gridworld-ppo")
+    code, _, stderr = invoke("validate", "gridworld-ppo")
     assert code == 0, stderr
     assert "envs.gridworld:GridWorld (observations (2,), 4 discrete actions, episodes <= 50" in stderr
     # gymnasium's module:id form: importing envs registers GridWorld-v0
-    code, _, stderr = invoke("validate", "-q", spec(inside, "by-level", '{level: "envs:GridWorld-v0"}'))
+    code, _, stderr = invoke("validate", spec(inside, "by-level", '{level: "envs:GridWorld-v0"}'))
     assert code == 0, stderr
     assert "1 x envs:GridWorld-v0 (observations (2,)" in stderr
 

@@ -85,3 +85,25 @@ def test_sweep_names_do_not_clash_and_a_changed_sweep_needs_restart(lab: Path) -
     assert code == 2 and "is a sweep's name" in stderr
     code, _, stderr = invoke("experiment", "status", "-s", "nope")
     assert code == 2 and "no sweep named 'nope' in this project (known: ok)" in stderr
+
+
+def test_logs_of_a_sweep_honour_tail(lab: Path) -> None:
+    (lab / "tiny.yaml").write_text(tiny_sweep(target_return=15))
+    assert invoke("experiment", "sweep", "-f", "tiny.yaml", "--no-build")[0] == 0
+    code, _, stderr = invoke("experiment", "logs", "-s", "tiny", "--tail", "2")
+    assert code == 1 and "sweep 'tiny' has no queue log yet" in stderr
+    # the queue's log as the queue writes it (tfcli/local/queue.py appends a line per event)
+    log = lab / "experiments" / "tiny" / "logs" / "queue.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("".join(f"tiny-{k}: started\ntiny-{k}: completed\n" for k in range(4)))
+    code, stdout, stderr = invoke("experiment", "logs", "-s", "tiny", "--tail", "2")
+    assert code == 0, stderr
+    assert stdout.splitlines() == [
+        "tiny-3: started",
+        "tiny-3: completed",
+        "(each trial's own log: `tfcli experiment logs -e tiny-K`)",
+    ]
+    code, stdout, _ = invoke("experiment", "logs", "-s", "tiny", "--tail", "0")
+    assert code == 0 and stdout.splitlines() == ["(each trial's own log: `tfcli experiment logs -e tiny-K`)"]
+    code, stdout, _ = invoke("experiment", "logs", "-s", "tiny")
+    assert code == 0 and len(stdout.splitlines()) == 9

@@ -29,11 +29,23 @@ def test_every_bundled_experiment_and_cluster_validates_and_prints_resolved_yaml
 
 
 def test_names_from_the_library_are_accepted(project: Path) -> None:
-    result = runner.invoke(app, ["validate", "cartpole-ppo", "single-node-gpu", "--quiet"])
+    result = runner.invoke(app, ["validate", "cartpole-ppo", "single-node-gpu"])
     assert result.exit_code == 0, result.output
-    assert result.stdout == ""
+    assert "name: cartpole-ppo" in result.stdout
     assert "valid: cartpole-ppo (experiment 'cartpole-ppo')" in result.stderr
     assert "valid: single-node-gpu (cluster 'single-node-gpu')" in result.stderr
+
+
+def test_quiet_prints_nothing_on_success_and_only_the_problems_otherwise(project: Path) -> None:
+    result = runner.invoke(app, ["validate", "cartpole-ppo", "single-node-gpu", "--quiet"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    (project / "bad.yaml").write_text("name: bad\nagent: ppo\nenvironment: cartpole\nepisodes: -1\n")
+    result = runner.invoke(app, ["validate", "cartpole-ppo", "bad.yaml", "-q", "--no-build"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "invalid: bad.yaml: episodes: input should be greater than or equal to 1, got -1",
+        "1 of 2 spec file(s) invalid",
+    ]
 
 
 def test_invalid_spec_exits_2_naming_file_and_field_without_traceback(project: Path) -> None:
@@ -70,7 +82,7 @@ def test_help_lists_validate() -> None:
 
 
 def test_validate_builds_and_steps_the_experiment_and_says_what_it_built(project: Path) -> None:
-    result = runner.invoke(app, ["validate", "space-invaders-dqn", "--quiet"])
+    result = runner.invoke(app, ["validate", "space-invaders-dqn"])
     assert result.exit_code == 0, result.output
     assert (
         "built the dqn agent for 4 x ALE/SpaceInvaders-v5 (observations (84, 84, 4), 6 discrete actions, "

@@ -187,8 +187,16 @@ def test_image_workflow_publishes_what_the_stacks_run_by_default() -> None:
 
 def test_ci_workflow_runs_the_readme_commands() -> None:
     text = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
-    for command in ("ruff check .", "ruff format --check .", "uv run mypy", "uv run pytest"):
+    for command in ("ruff check .", "ruff format --check .", "uv run mypy"):
         assert command in text
+    assert "uv run pytest" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_ci_workflow_tests_through_the_ci_entry_point() -> None:
+    """docs/ci.md: `.ci/run` is the CI entry point, so the test job runs it (and nothing else runs the tests)."""
+    runs = [step.get("run", "") for step in workflow("ci.yml")["jobs"]["test"]["steps"]]
+    assert [run for run in runs if ".ci/run" in run] == ['sudo env "PATH=$PATH" bash .ci/run']
+    assert not any("pytest" in run for run in runs)
 
 
 def deploy_steps() -> list[dict]:  # type: ignore[type-arg]

@@ -141,6 +141,21 @@ def test_bad_input_names_the_file_and_the_field(project: Path, fields: dict[str,
     assert any(line.startswith(expected) for line in found), found
 
 
+@pytest.mark.parametrize("field", ["environment", "agent"])
+def test_a_refused_referenced_file_gets_its_problem_and_no_line_without_a_field(project: Path, field: str) -> None:
+    # the refused document is dropped before validation, which must not then report it missing as a bare file line
+    documents = {
+        "environment": {"environment": "gym", "level": "CartPole", "reward_shaping": "reward"},
+        "agent": {"agent": "ppo", "saver": {"frequency": 0, "unit": "episodes"}},
+    }
+    (project / f"bad-{field}.json").write_text(json.dumps(documents[field]))
+    fields = {"agent": "ppo", "environment": "cartpole", field: f"bad-{field}.json"}
+    found = problems(project, **fields)
+    assert len(found) == 1, found
+    key = "reward_shaping" if field == "environment" else "saver.frequency"
+    assert found[0].startswith(f"bad-{field}.json: {key}: ")
+
+
 def test_a_problem_in_a_referenced_file_names_that_file_and_other_keys_are_still_checked(project: Path) -> None:
     (project / "tf-agent.json").write_text(json.dumps({"type": "ppo", "learning_rat": 1, "saver": {"unit": "x"}}))
     found = problems(project, agent="tf-agent.json", environment="cartpole")

@@ -36,7 +36,10 @@ def init(
     Running it again is safe: your settings and edited configs are kept, missing pieces are added, and only the
     settings you pass are changed.
     """
+    from tfcli.project import ProjectDir
     from tfcli.scaffold import init_project
+    from tfcli.spec.documents import display_path
+    from tfcli.stackfiles.files import fill_placeholder_project
 
     report = init_project(
         folder,
@@ -69,6 +72,14 @@ def init(
             else "gcloud auth application-default login"
         )
         out().print(f"  authentication: {auth}")
+        filled = fill_placeholder_project(ProjectDir(report.root, settings))
+        if filled:
+            shown = ", ".join(display_path(stack_file.path) for stack_file in filled)
+            out().print(
+                f"  set gcp:project {settings.gcp_project} in {len(filled)} stack file(s) that had the placeholder: "
+                f"{shown}",
+                markup=False,
+            )
     else:
         out().print("  no GCP project: experiments run on this machine (add one with `tfcli init -r PROJECT_ID`)")
     out().print("Next: tfcli experiment start -f cartpole-ppo")

@@ -13,7 +13,10 @@ from tfcli.cli.console import err, out
 def validate(
     files: Annotated[list[Path], typer.Argument(help="Spec files (YAML or JSON), or names from the config library.")],
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Only report problems; do not print resolved specs.")
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="Only report problems: nothing for a valid file (no resolved spec, no valid: line)."
+        ),
     ] = False,
     build: Annotated[
         bool,
@@ -49,7 +52,7 @@ def validate(
             for line in error.problems:
                 err().print(f"[bold red]invalid:[/] {escape(line)}")
             continue
-        for note in notes:
+        for note in [] if quiet else notes:  # quiet: a valid file says nothing, only problems are reported
             err().print(f"note: {note}", markup=False, highlight=False)
         kind = "experiment" if isinstance(loaded.spec, Experiment) else "cluster"
         built = ""
@@ -61,14 +64,15 @@ def validate(
                 for line in error.problems:
                     err().print(f"[bold red]invalid:[/] {escape(line)}")
                 continue
+        if quiet:
+            continue
         err().print(f"[green]valid:[/] {escape(str(file))} ({kind} '{escape(loaded.spec.name)}')")
         if built:
             err().print(f"  {escape(built)}")
-        if not quiet:
-            if index:
-                out().print("---")
-            out().print(f"# {kind} spec resolved from {file}", markup=False)
-            out().print(to_yaml(loaded.spec), markup=False, end="")
+        if index:
+            out().print("---")
+        out().print(f"# {kind} spec resolved from {file}", markup=False)
+        out().print(to_yaml(loaded.spec), markup=False, end="")
     if invalid:
         err().print(f"{invalid} of {len(files)} spec file(s) invalid")
         raise typer.Exit(2)

@@ -14,7 +14,8 @@ from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.store import ExperimentStore, checked_flag
 from tfcli.gke.deploy import cluster_lock, require_gcp
 from tfcli.gke.events import UpdateObserver
-from tfcli.gke.stacks import Stacks, planned_total
+from tfcli.gke.pulumi_cli import PulumiMissing
+from tfcli.gke.stacks import Stacks, StackState, has_no_state, planned_total
 from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import (
     CLUSTER_KEY,
@@ -106,7 +107,12 @@ def create_cluster(
             )
         _validated(stack_file)
         stack_file.write()
-        stack = stacks.stack(cluster.name, create=True)
+        try:
+            stack = stacks.stack(cluster.name, create=True)
+        except BaseException:  # no stack in Pulumi (no CLI, no backend): a first create leaves no file either
+            if existing is None:
+                stack_file.path.unlink(missing_ok=True)
+            raise
         if secrets := stacks.credentials():
             stacks.set_config(stack, {}, secrets=secrets)
         outputs = stacks.up(stack, observer=observer, total=planned_total(stack_file.config, cluster.name))
@@ -192,7 +198,12 @@ def delete_clusters(
     deleted = []
     for name in names:
         with cluster_lock(project, name):
-            state = stacks.state(name)
+            try:
+                state = stacks.state(name)
+            except PulumiMissing:
+                if not has_no_state(project, name):
+                    raise
+                state = StackState(name, exists=False, outputs={})  # never created: only its file to remove
             if state.exists:
                 stack = stacks.stack(name)
                 stacks.destroy(stack, observer=observer, total=planned_total(_config(project, name), name))

@@ -50,6 +50,18 @@ def backend_url(project: ProjectDir) -> str:
     return "file://" + str(path.resolve())
 
 
+def has_no_state(project: ProjectDir, stack: str) -> bool:
+    """True when a ``file://`` backend holds no state for ``stack``, so Pulumi never created it: the local
+    filesystem backend keeps a stack's state in ``<backend>/.pulumi/stacks/[<project>/]<stack>.json`` (``.json.gz``
+    when gzipped, a ``.bak`` beside it; Pulumi's docs, "State and backends"). Any other backend: False (unknown
+    without Pulumi)."""
+    url = backend_url(project)
+    if not url.startswith("file://"):
+        return False
+    folder = Path(url.removeprefix("file://")) / ".pulumi" / "stacks"
+    return not any(folder.glob(f"{stack}.json*")) and not any(folder.glob(f"*/{stack}.json*"))
+
+
 def key_file(project: ProjectDir) -> Path | None:
     """The service-account key of ``credentials: key-file`` (checked to exist), else None."""
     settings = project.settings

@@ -163,7 +163,7 @@ class LocalBackend:
             raise TfcliError(
                 f"sweep '{run.name}' has no queue log yet", hint=f"start it: `tfcli experiment start -s {run.name}`"
             )
-        write(path.read_text(errors="replace"))
+        write(request.tailed(path.read_text(errors="replace")))
         write(f"(each trial's own log: `tfcli experiment logs -e {run.name}-K`)\n")
 
     def follow(self, started: Started, watcher: Watcher) -> Ended:

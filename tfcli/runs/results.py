@@ -139,6 +139,13 @@ class LogRequest:
         if self.tail is not None and self.tail < 0:
             raise InvalidInput(f"--tail: expected a number of lines >= 0, got {self.tail}")
 
+    def tailed(self, text: str) -> str:
+        """``text`` cut to its last ``tail`` lines (all of it without ``--tail``), for a log read whole."""
+        if self.tail is None:
+            return text
+        lines = text.splitlines(keepends=True)
+        return "".join(lines[len(lines) - self.tail :] if self.tail else [])
+
 
 def download_summary(run: Run, paths: list[Path]) -> list[str]:
     """Where ``download`` left the results: one line for an experiment, a line per trial for a sweep."""

@@ -82,11 +82,11 @@ def _validate(model: type[SpecT], data: dict[str, Any], shown: str, origins: dic
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        lines = [
-            line
-            for line in problems_of(error, model, shown, origins)
-            if not any(line.startswith(f"{shown}: {field}: required") for field in skip)
+        # a skipped field was already reported; its "required" line names its own file (no field) when it had one
+        missing = [
+            f"{origins[field]}: required" if field in origins else f"{shown}: {field}: required" for field in skip
         ]
+        lines = [line for line in problems_of(error, model, shown, origins) if not line.startswith(tuple(missing))]
         raise InvalidInput(lines) from None
 
 

@@ -290,6 +290,21 @@ def cluster_stack(project: ProjectDir, cluster: Cluster) -> StackFile:
     return existing
 
 
+def fill_placeholder_project(project: ProjectDir) -> list[StackFile]:
+    """Once tfcli.yaml names a GCP project (``init -r``), the stack files written before it, which hold the
+    placeholder, take it (and tfcli.yaml's location) as :func:`update_project` does; a file naming any other
+    project is the user's choice and stays as it is. The files changed."""
+    if not project.settings.gcp_project:
+        return []
+    changed = []
+    for stack_file in stack_files(project):
+        if stack_file.config.get(PROJECT_KEY) == PLACEHOLDER_PROJECT:
+            update_project(stack_file, project)
+            if stack_file.write():
+                changed.append(stack_file)
+    return changed
+
+
 def stack_files(project: ProjectDir) -> list[StackFile]:
     folder = project.stacks
     if not folder.is_dir():
