@@ -87,7 +87,8 @@ def _run(arguments: argparse.Namespace) -> int:
     experiment = loaded.spec
     _setup_logging(arguments.debug or experiment.debug_logging)
     from trainer.budget import Budget
-    from trainer.ended import nothing_to_train, parse_hold, waiting_decided
+    from trainer.ended import nothing_to_train, parse_hold
+    from trainer.hooks.early_stop import waiting_decided
 
     held = arguments.index is not None and arguments.index in parse_hold(arguments.hold)
     ended = nothing_to_train(arguments.output, Budget.of(experiment), held=held) or waiting_decided(

@@ -14,7 +14,8 @@ cases need no TensorFlow, no environment and no agent, and so end in about a sec
   budget) writes ``early_stop_released`` into the trial's folder first (:func:`release`; locally its results folder,
   on GKE its bucket prefix). So a pruned trial stays pruned whatever else runs it again: a GKE Job replaced by a new
   image, an edited ``envs/``, a new tfcli version or an older checkout's stack file (none of which holds it), exit 0;
-- **waiting at a rung** (:mod:`trainer.rung_wait`): judged again; pruned there (exit 0) or still waiting (exit 143).
+- **waiting at a rung** (:mod:`trainer.rung_wait`, :func:`trainer.hooks.early_stop.waiting_decided`): judged again;
+  pruned there (exit 0) or still waiting (exit 143).
 """
 
 from __future__ import annotations
@@ -22,12 +23,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trainer.budget import Budget
-
-if TYPE_CHECKING:
-    from tfcli.spec.early_stop import TrialEarlyStop
 
 RESULT = "result.json"
 HELD_FAILED_EXIT = 2  # the index fails at once, without retries (the sweep Job's FailIndex)
@@ -91,20 +89,3 @@ def nothing_to_train(output: Path, budget: Budget, *, held: bool) -> Ended | Non
     if status == "completed" and budget.reached_by(result):
         return Ended(0, f"already completed: {result.get('timesteps', 0):,} timesteps, {budget.describe()} budget")
     return None
-
-
-def waiting_decided(output: Path, settings: TrialEarlyStop | None, name: str) -> Ended | None:
-    """A trial of an early-stopped sweep that waits at a rung (:mod:`trainer.rung_wait`): pruned there now (exit 0),
-    or still waiting (exit 143); None when it goes on (promoted, or nobody left to compare against) or does not
-    wait."""
-    from trainer.hooks.early_stop import sweep_rungs
-    from trainer.rung_wait import decide_waiting
-
-    if settings is None:
-        return None
-    found = sweep_rungs(settings, name, output)
-    if found is None:
-        return None
-    rungs, index = found
-    decided = decide_waiting(settings, rungs, index, output, previous_result(output))
-    return Ended(*decided) if decided is not None else None

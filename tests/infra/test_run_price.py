@@ -118,7 +118,8 @@ def trial_env(job: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("shared", [False, True], ids=["own-cluster", "shared"])
 def test_each_trial_of_a_gke_sweep_with_max_cost_gets_its_share_of_the_price(shared: bool) -> None:
     """A trial holds one of the learner pods a node fits and, on the sweep's own cluster, its share of the system
-    node and the fee among the trials the pool holds; the same price at any --parallel (the Job keeps its name)."""
+    node and the fee among the trials the pool holds; the same price at any --parallel (a new --parallel is a new Job:
+    pulumi-kubernetes replaces a Job whose parallelism changes, so the name carries it, docs/design.md §11)."""
     job = sweep_job("max_cost=0.5", shared=shared)
     per_node = job["spec"]["parallelism"]  # the pool (one node) at its largest: what a node fits
     assert per_node == 3
@@ -126,7 +127,7 @@ def test_each_trial_of_a_gke_sweep_with_max_cost_gets_its_share_of_the_price(sha
     assert float(trial_env(job)[HOURLY_PRICE_ENV]) == pytest.approx(price, abs=1e-4)
     other = sweep_job("max_cost=0.5", parallelism=1, shared=shared)
     assert trial_env(other)[HOURLY_PRICE_ENV] == trial_env(job)[HOURLY_PRICE_ENV]
-    assert other["metadata"]["name"] == job["metadata"]["name"]
+    assert other["metadata"]["name"] != job["metadata"]["name"]
     assert HOURLY_PRICE_ENV not in trial_env(sweep_job(shared=shared))  # no max_cost, no price
 
 

@@ -11,8 +11,7 @@ import pytest
 from test_early_stop import LIBRARY, write_progress
 
 from tfcli.sweeps.create import SweepOptions, plan_sweep
-from trainer.ended import waiting_decided
-from trainer.hooks.early_stop import EarlyStop, early_stopping
+from trainer.hooks.early_stop import EarlyStop, early_stopping, waiting_decided
 from trainer.rung_wait import WAIT_ENV, waiting_rung
 from trainer.signals import StopRequest
 from trainer.state import RunState

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from tfcli.spec.early_stop import METADATA_TTL_SECONDS, TrialEarlyStop
-from trainer.ended import RELEASED, release_note
+from trainer.ended import RELEASED, Ended, previous_result, release_note
 from trainer.files import atomic_write_text
 from trainer.hooks import Hook
 from trainer.hooks.progress_log import FILENAME as PROGRESS
@@ -225,3 +225,19 @@ def sweep_rungs(
         return None
     folders = [folder for folder in found if folder is not None]
     return (SweepRungs(settings, folders, read) if read is not None else SweepRungs(settings, folders)), index
+
+
+def waiting_decided(output: Path, settings: TrialEarlyStop | None, name: str) -> Ended | None:
+    """A trial of an early-stopped sweep that waits at a rung (:mod:`trainer.rung_wait`): pruned there now (exit 0),
+    or still waiting (exit 143); None when it goes on (promoted, or nobody left to compare against) or does not
+    wait."""
+    from trainer.rung_wait import decide_waiting
+
+    if settings is None:
+        return None
+    found = sweep_rungs(settings, name, output)
+    if found is None:
+        return None
+    rungs, index = found
+    decided = decide_waiting(settings, rungs, index, output, previous_result(output))
+    return Ended(*decided) if decided is not None else None
