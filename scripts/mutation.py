@@ -39,6 +39,8 @@ MODULES: dict[str, list[str]] = {
     "trainer/schedule.py": ["tests/trainer/test_schedule.py"],
     "trainer/budget.py": ["tests/trainer/test_budget.py"],
     "trainer/scores.py": ["tests/trainer/test_scores.py"],
+    "trainer/rungs.py": ["tests/trainer/test_rungs.py"],
+    "trainer/rung_scores.py": ["tests/trainer/test_published_scores.py"],
 }
 
 # Surviving mutants that no test can kill because the program behaves the same: mutmut's name -> why.
@@ -61,6 +63,15 @@ EQUIVALENT: dict[str, str] = {
     "trainer.scores.x_smooth__mutmut_4": "cumsum from 1.0 instead of 0.0: every window is a difference of two "
     "running sums, so the constant cancels",
     "trainer.transport.codec.x__dtype__mutmut_4": "decode('ASCII') is decode('ascii'): codec names ignore case",
+    **{
+        f"trainer.rung_scores.x__read_text__mutmut_{n}": "encoding 'UTF-8' or the locale's instead of 'utf-8': the "
+        "files it reads are json.dumps output, ASCII only"
+        for n in (1, 3)
+    },
+    "trainer.rung_scores.x__status__mutmut_14": "a status that is not a string is returned as is: it is not in "
+    "ENDED either way, the only use",
+    "trainer.rung_scores.xǁRungScoresǁscore__mutmut_2": "'if reached(...) or True': reached() has run either way, "
+    "and a score not reached is not in _known, so .get gives None as the else branch does",
     "trainer.transport.codec.x_encode__mutmut_33": "reshape(-2) is reshape(-1): numpy takes any negative as 'infer'",
 }
 
