@@ -60,3 +60,65 @@ def test_a_trial_is_judged_by_its_index_and_its_last_pod() -> None:
     assert trial_verdict(5, "new", ended, None).state == "stopped"  # type: ignore[union-attr]
     assert "never started" in trial_verdict(5, "new", ended, None).detail  # type: ignore[union-attr]
     assert "was stopped with it" in trial_verdict(4, "running", ended, crashed).detail  # type: ignore[union-attr]
+
+
+def test_a_reading_keeps_the_completed_indexes_too() -> None:
+    reading = JobReading.of(job([], failed="3", completed="0-2,4"))
+    assert reading == JobReading(None, False, frozenset({3}), frozenset({0, 1, 2, 4}))
+    assert JobReading.of({}) == JobReading(None, False, frozenset(), frozenset())
+
+
+def test_the_newest_trials_job_is_the_one_read() -> None:
+    def made(at: str | None, failed: str) -> dict[str, Any]:
+        document = job([], failed=failed)
+        document["metadata"]["creationTimestamp"] = at
+        return document
+
+    older, newer = made("2026-11-26T10:00:00Z", "1"), made("2026-11-26T11:00:00Z", "2")
+    assert trials_job([older, newer]) == trials_job([newer, older]) == JobReading.of(newer)
+    unstamped = made(None, "3")  # not stamped yet: older than any stamped one
+    assert trials_job([newer, unstamped]) == trials_job([unstamped, newer]) == JobReading.of(newer)
+    bare = {"metadata": None, "status": {"failedIndexes": "5"}}  # no metadata at all: not a trials Job
+    assert trials_job([bare]) is None
+
+
+def test_a_failed_index_of_a_trial_paused_at_max_cost_stays_paused_with_why() -> None:
+    job_with_failure = JobReading(None, False, frozenset({2}), frozenset())
+    paused_pod = PodState("trials-1-2-00001", "trial", "paused", "exit 3")
+    assert trial_verdict(2, "running", job_with_failure, paused_pod) == ("paused", "exit 3")
+    silent = PodState("trials-1-2-00001", "trial", "paused", "")
+    assert trial_verdict(2, "running", job_with_failure, silent) == ("paused", "max_cost reached")
+    # result.json's own reason comes first, before the pod's
+    assert trial_verdict(2, "paused", job_with_failure, paused_pod, paused_for="max_cost reached ($2.00)") == (
+        "paused",
+        "max_cost reached ($2.00)",
+    )
+    assert trial_verdict(2, "paused", job_with_failure, None, paused_for="max_cost") == ("paused", "max_cost")
+
+
+def test_a_failed_index_without_a_pod_says_the_job_failed_it() -> None:
+    job_with_failure = JobReading(None, False, frozenset({2}), frozenset())
+    assert trial_verdict(2, "running", job_with_failure, None) == (
+        "failed",
+        "its index failed (the Job's failedIndexes)",
+    )
+    unknown = PodState("trials-1-2-00003", "trial", "running", "")
+    assert trial_verdict(2, "running", job_with_failure, unknown) == (
+        "failed",
+        "its index failed (the Job's failedIndexes)",
+    )
+
+
+def test_a_failed_job_stops_the_trials_that_had_not_ended_and_says_how() -> None:
+    ended = JobReading("BackoffLimitExceeded: too many", False, frozenset(), frozenset())
+    pod = PodState("trials-1-4-00001", "trial", "running", "")
+    assert trial_verdict(4, "running", ended, pod) == (
+        "stopped",
+        "the sweep's Job failed (BackoffLimitExceeded: too many); this trial was stopped with it",
+    )
+    assert trial_verdict(5, "new", ended, None) == (
+        "stopped",
+        "the sweep's Job failed (BackoffLimitExceeded: too many); this trial never started",
+    )
+    for state in ("completed", "pruned", "failed", "paused"):  # ended already (paused: at max_cost)
+        assert trial_verdict(4, state, ended, pod) is None

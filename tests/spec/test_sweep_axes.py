@@ -46,6 +46,29 @@ def test_scalar(text: str, value: Any) -> None:
     assert parsed == value and type(parsed) is type(value)
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("nan", "nan"),
+        ("NaN", "nan"),
+        (".nan", "nan"),
+        ("inf", "inf"),
+        ("+Infinity", "inf"),
+        (".inf", "inf"),
+        ("-.inf", "-inf"),
+        (" -INF ", "-inf"),
+    ],
+)
+def test_scalar_reads_non_finite_numbers_as_floats_for_the_spec_to_refuse(text: str, value: str) -> None:
+    parsed = scalar(text)
+    assert isinstance(parsed, float) and str(parsed) == value
+
+
+def test_scalar_refuses_yaml_nested_too_deep_naming_the_option() -> None:
+    with pytest.raises(InvalidInput, match=r"^--set: nested more than \d+ levels deep"):
+        scalar("[" * 500 + "]" * 500)
+
+
 def test_numbers_as_numbers_only_touches_text_that_reads_as_a_number() -> None:
     assert numbers_as_numbers("1e-3") == 0.001 and numbers_as_numbers(" 5 ") == 5
     assert numbers_as_numbers("adam") == "adam" and numbers_as_numbers("true") == "true"

@@ -50,3 +50,35 @@ def test_describe_names_each_budget_with_thousands_separators() -> None:
     assert Budget(episodes=None, timesteps=25_000).describe() == "25,000 timesteps"
     assert Budget(episodes=1_500, timesteps=None).describe() == "1,500 episodes"
     assert Budget(episodes=20, timesteps=2_500).describe() == "2,500 timesteps or 20 episodes"
+
+
+def test_reached_by_a_result_whose_counters_used_up_either_budget() -> None:
+    both = Budget(episodes=10, timesteps=100)
+    assert not both.reached_by({"timesteps": 99, "episodes": 9})
+    assert both.reached_by({"timesteps": 100, "episodes": 0})
+    assert both.reached_by({"timesteps": 0, "episodes": 10})
+    assert both.reached_by({"timesteps": 101, "episodes": 11})
+    # Only the budgets the experiment has count: a huge counter of the other kind reaches nothing.
+    assert not Budget(episodes=None, timesteps=100).reached_by({"timesteps": 99, "episodes": 10**6})
+    assert Budget(episodes=None, timesteps=100).reached_by({"timesteps": 100})
+    assert not Budget(episodes=10, timesteps=None).reached_by({"timesteps": 10**6, "episodes": 9})
+    assert Budget(episodes=10, timesteps=None).reached_by({"episodes": 10})
+
+
+def test_reached_by_a_run_completed_under_a_smaller_budget_is_not() -> None:
+    """A completed run whose budget was raised since has more to do: it continues from its final checkpoint."""
+    completed = {"status": "completed", "timesteps": 3_000, "episodes": 40}
+    assert Budget(episodes=None, timesteps=3_000).reached_by(completed)
+    assert not Budget(episodes=None, timesteps=6_000).reached_by(completed)
+    assert not Budget(episodes=80, timesteps=None).reached_by(completed)
+
+
+def test_reached_by_ignores_counters_that_are_missing_or_not_integers() -> None:
+    budget = Budget(episodes=10, timesteps=100)
+    assert not budget.reached_by({})
+    assert not budget.reached_by({"timesteps": None, "episodes": None})
+    assert not budget.reached_by({"timesteps": "100", "episodes": "10"})
+    assert not budget.reached_by({"timesteps": 100.0, "episodes": 10.0})
+    # One counter unusable, the other reached: reached.
+    assert budget.reached_by({"timesteps": "x", "episodes": 10})
+    assert budget.reached_by({"timesteps": 100, "episodes": None})

@@ -45,3 +45,26 @@ def test_first_reach_is_the_first_moving_average_at_or_over_the_target() -> None
     assert scores.first_reach_index(smoothed, 1.0) == 0
     assert scores.first_reach_index(smoothed, 6.5) is None
     assert isinstance(scores.first_reach_index(smoothed, 6.0), int)
+
+
+def trimmed_mean(values: list[float]) -> float:
+    """scipy.stats.trim_mean(values, 0.25) as a loop: sorted, int(0.25 n) dropped at each end, the rest averaged."""
+    ordered = sorted(values)
+    cut = int(0.25 * len(ordered))
+    kept = ordered[cut : len(ordered) - cut]
+    return sum(kept) / len(kept)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 5, 7, 8, 13])
+def test_iqm_is_the_mean_of_the_middle_half_as_trim_mean_does(count: int) -> None:
+    values = [float(value) for value in np.random.default_rng(count).normal(0.0, 100.0, count)]
+    assert scores.iqm(np.array(values)) == pytest.approx(trimmed_mean(values), rel=1e-12)
+    assert isinstance(scores.iqm(np.array(values)), float)
+
+
+def test_iqm_drops_a_quarter_at_each_end_of_any_shape() -> None:
+    assert scores.iqm(np.array([1.0, 2.0, 3.0, 1000.0])) == 2.5
+    assert scores.iqm(np.array([[40.0, -9.0], [1.0, 2.0], [3.0, 5.0], [6.0, 7.0]])) == 4.0  # 8 values: 2 cut a side
+    assert scores.iqm(np.array([3, 1, 2])) == 2.0  # integers too: 3 values, none cut
+    with pytest.raises(ValueError, match=r"^no scores$"):
+        scores.iqm(np.array([]))
