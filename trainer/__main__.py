@@ -39,7 +39,13 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="train an experiment into an output folder (resuming what is there)")
     run.add_argument("--spec", required=True, help="experiment spec file (YAML or JSON) or a config-library name")
-    run.add_argument("--output", required=True, type=Path, help="results folder (checkpoints, summaries, ...)")
+    where = run.add_mutually_exclusive_group(required=True)
+    where.add_argument("--output", type=Path, help="results folder (checkpoints, summaries, ...)")
+    where.add_argument(
+        "--output-parent",
+        type=Path,
+        help="results folder's parent: the run writes to PARENT/<the spec's name> (a GKE sweep's slot pod)",
+    )
     run.add_argument("--workers", default=None, help="env-worker addresses HOST:PORT,... (run_mode distributed)")
     run.add_argument(
         "--environments",
@@ -79,6 +85,8 @@ def _run(arguments: argparse.Namespace) -> int:
     loaded = load_experiment(arguments.spec)
     experiment = loaded.spec
     _setup_logging(arguments.debug or experiment.debug_logging)
+    if arguments.output is None:  # a sweep's slot runs whichever trial its spec names, into that trial's folder
+        arguments.output = arguments.output_parent / experiment.name
     from trainer.budget import Budget
     from trainer.ended import nothing_to_train, parse_hold
 

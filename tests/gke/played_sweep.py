@@ -4,14 +4,15 @@ stack file by infra's own code, admitted as the API server admits it), run by th
 trainer writing to the bucket on the GCS emulator what the real one writes when it ends that way.
 
 With ``mount`` set, each pod is a real trainer process instead: ``python -m trainer`` with the deployed Job's own
-container args (``run --spec /etc/tfcli/trial-<k>.yaml --output /results/<sweep>/<sweep>-<k>``, and a resumed
-sweep's ``--hold ... --index <k>``), ``$(TRIAL_INDEX)`` as the pod's index, ``/etc/tfcli`` a folder holding the
-deployed ConfigMap's trial specs and ``/results`` at ``mount``. Its exit code is how the pod ends (a kill by signal
-as the container runtime reports it, 128 + the signal), and after every tick the trials' files under ``mount`` are
-copied to the bucket, as the GCS FUSE volume would write them through. Trials see each other's folders there, as
-pods do through the mount. An index in ``oom_killed`` has each of its pods killed (SIGKILL, exit 137, as the kernel's
-OOM killer ends a container) as soon as its trial's folder holds a complete checkpoint: the first pod past its first
-checkpoint, each retry at once, until the index fails."""
+container args (``run --spec /etc/tfcli/slot-<i>.yaml --output-parent /results/<sweep>``), ``$(TRIAL_INDEX)`` as
+the pod's index (its slot), ``/etc/tfcli`` a folder holding the deployed ConfigMap's slot specs and ``/results`` at
+``mount``. Its exit code is how the pod ends (a kill by signal as the container runtime reports it, 128 + the
+signal), and after every tick the trials' files under ``mount`` are copied to the bucket, as the GCS FUSE volume
+would write them through. Trials see each other's folders there, as pods do through the mount. A slot in
+``oom_killed`` has each of its pods killed (SIGKILL, exit 137, as the kernel's OOM killer ends a container) as soon
+as its trial's folder holds a complete checkpoint: the first pod past its first
+checkpoint, each retry at once, until the index fails. Without ``mount``, a pod's files go to the folder of the
+trial its slot's spec names."""
 
 from __future__ import annotations
 
@@ -25,11 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from fake_kube import Cluster
 from job_controller import JobController, Outcome
 
 from infra import naming
-from infra.sweep_manifests import INDEX_VARIABLE, TRIALS_CONFIG_MAP
+from infra.sweep_manifests import INDEX_VARIABLE, TRIALS_CONFIG_MAP, slot_file
 from trainer.results import REASON_PREFIX, Result
 from trainer.state import Episode, RunState
 
@@ -44,7 +46,7 @@ def deployed_job(state: Path, sweep: str) -> dict[str, Any]:
 
 
 def deployed_trial_specs(state: Path, sweep: str) -> dict[str, str]:
-    """The data of the trials' ConfigMap the same ``pulumi up`` applied: ``trial-<k>.yaml`` -> the trial's spec."""
+    """The data of the trials' ConfigMap the same ``pulumi up`` applied: ``slot-<i>.yaml`` -> its trial's spec."""
     stacks = json.loads((state / "state.json").read_text())["stacks"]
     return dict(stacks[sweep]["config_maps"][TRIALS_CONFIG_MAP])
 
@@ -115,8 +117,13 @@ class PlayedSweep:
                 self.written.add((pod.index, pod.attempt))
                 cut_short = pod.ended.exit_code != 0
                 for name, text in trainer_files(pod.ended, EPISODES // 2 if cut_short else EPISODES).items():
-                    self.bucket.blob(f"{self.sweep}/{self.sweep}-{pod.index}/{name}").upload_from_string(text)
+                    self.bucket.blob(f"{self.sweep}/{self.slot_trial(pod.index)}/{name}").upload_from_string(text)
         self.publish()
+
+    def slot_trial(self, slot: int) -> str:
+        """The trial the Job's slot ``slot`` runs: the ``name`` of the spec the ConfigMap holds for it."""
+        text = deployed_trial_specs(self.stack_state, self.sweep)[slot_file(slot)]
+        return str(yaml.safe_load(text)["name"])
 
     def _command(self, index: int) -> list[str]:
         """The Job's container args for pod ``index``, with the ConfigMap and the bucket where the pod mounts them."""
@@ -138,7 +145,7 @@ class PlayedSweep:
         for pod in self.controller.active():
             key = (pod.index, pod.attempt)
             if key not in self.processes:
-                trial = f"{self.sweep}-{pod.index}"
+                trial = self.slot_trial(pod.index)
                 self.processes[key] = process = subprocess.Popen(
                     [sys.executable, "-m", "trainer", *self._command(pod.index)],
                     stdout=subprocess.DEVNULL,

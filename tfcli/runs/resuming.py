@@ -66,6 +66,8 @@ class ResumePlan:
     # Pruned members that train on (``--include-pruned``, by index in the run's members): each backend writes
     # ``early_stop_released`` into their results (trainer/ended.py ``release``) before anything runs them.
     released: tuple[int, ...] = ()
+    # Completed members whose budget stays (by index): nothing to train; a GKE sweep's new Job gives them no pod.
+    finished: tuple[int, ...] = ()
 
     @property
     def extends(self) -> bool:
@@ -123,6 +125,7 @@ def plan_resume(
     failed: list[str] = []
     pruned: list[str] = []
     released: list[int] = []
+    finished: list[int] = []
     for index, status in members:
         state = status.state
         if state == "failed" and sweep and not options.retry_failed:
@@ -136,6 +139,8 @@ def plan_resume(
                 extended.append(status.name)
                 training.append(status)
                 released += [index] if state == "pruned" else []
+            else:
+                finished.append(index)
         else:
             training.append(status)
     if options.budget:
@@ -154,7 +159,7 @@ def plan_resume(
     if extended:
         budget = ", ".join(f"{UNITS[k]} {v:,}" for k, v in options.budget.items())
         notes.append(f"budget raised to {budget}: {len(extended)} finished run(s) continue from their last checkpoint")
-    return ResumePlan(options, tuple(held), tuple(extended), tuple(notes), run_state, tuple(released))
+    return ResumePlan(options, tuple(held), tuple(extended), tuple(notes), run_state, tuple(released), tuple(finished))
 
 
 def released_members(run: Run, plan: ResumePlan) -> list[ExperimentDir]:
