@@ -54,10 +54,6 @@ def _parser() -> argparse.ArgumentParser:
         help="multi-threaded runs: step environments in this process or one subprocess each "
         "(auto: subprocesses when a step is costly)",
     )
-    run.add_argument(
-        "--hold", default=None, help="trial indexes a resumed sweep leaves as they ended (with --index; a GKE Job's)"
-    )
-    run.add_argument("--index", type=int, default=None, help="this run's trial index in its sweep (with --hold)")
     run.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
     run.add_argument("--code", action="append", default=[], metavar="DIR", help=CODE_HELP)
 
@@ -88,10 +84,9 @@ def _run(arguments: argparse.Namespace) -> int:
     if arguments.output is None:  # a sweep's slot runs whichever trial its spec names, into that trial's folder
         arguments.output = arguments.output_parent / experiment.name
     from trainer.budget import Budget
-    from trainer.ended import nothing_to_train, parse_hold
+    from trainer.ended import nothing_to_train
 
-    held = arguments.index is not None and arguments.index in parse_hold(arguments.hold)
-    ended = nothing_to_train(arguments.output, Budget.of(experiment), held=held)
+    ended = nothing_to_train(arguments.output, Budget.of(experiment))
     if ended is not None:  # before TensorFlow is imported: a resumed sweep's finished trials end in a second
         (log.warning if ended.exit_code else log.info)("%s", ended.message)
         return ended.exit_code

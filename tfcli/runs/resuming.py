@@ -7,8 +7,8 @@ plan for both backends (``tfcli.backends`` makes it from the run's status; each 
   gets it). Completed members — and pruned ones with ``--include-pruned`` — then continue from their final checkpoint
   and train exactly the rest (docs/design.md §6.4); the budget must be above what each of them reached, and of a kind
   the spec already counts (``total_timesteps`` or ``episodes``: a budget of the other kind is not added).
-- What is left as it ended is *held*: the local queue does not launch it; on GKE, where a new Job runs every index,
-  its pod ends at once (``trainer run --hold``, :mod:`trainer.ended`).
+- What is left as it ended is *held*: the local queue does not launch it; on GKE the new Job has no slot (no pod)
+  for it, nor for a completed member whose budget stays (``finished``; infra/sweep_manifests.py).
 """
 
 from __future__ import annotations
