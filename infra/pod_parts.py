@@ -121,10 +121,10 @@ def failure_policy(container: str, *, per_index: bool = False) -> dict[str, Any]
     Exit 2 (an invalid spec does not get better by retrying) and 3 (the run paused itself at ``max_cost``: nothing is
     to start it again) end the run at once: ``FailJob`` for an experiment's Job, ``FailIndex`` for a sweep's Indexed
     Job (``per_index``), where ``FailJob`` would end every other trial too. A sweep's trial at ``max_cost`` exits 0
-    instead (``--index``, :data:`trainer.results.TRIAL_COST_LIMIT_EXIT_CODE`), so that trials at their limit are no
-    failed indexes; 3 stays ``FailIndex`` for a trainer image older than that. Exit 143 (the trainer checkpointed after
-    SIGTERM: a pause, a spot reclaim, a drain) and pod disruptions are ignored: the pod is replaced without counting
-    against the retries. Any other failure (a crash, an OOM kill) counts: ``backoffLimit`` for the Job, or
+    instead (``--output-parent``, :data:`trainer.results.TRIAL_COST_LIMIT_EXIT_CODE`), so that trials at their limit
+    are no failed indexes; 3 stays ``FailIndex`` for a trainer image older than that. Exit 143 (the trainer
+    checkpointed after SIGTERM: a pause, a spot reclaim, a drain) and pod disruptions are ignored: the pod is
+    replaced without counting against the retries. Any other failure (a crash, an OOM kill) counts: ``backoffLimit`` for the Job, or
     ``backoffLimitPerIndex`` for each trial.
     """
     return {

@@ -4,7 +4,8 @@ resolved base spec, the axes, the seeds) instead of ``tfcli:experiment``; every 
 
 ``tfcli:parallelism`` sets the trials at a time (default: what the learner pool holds at its largest).
 ``tfcli:heldTrials`` (``"1,4"``) and ``tfcli:rerun`` (a whole number) are what ``resume -s`` sets: the trials its
-new Job leaves as they ended (their pods end at once, ``trainer run --hold``), and a count that changes the Job's
+new Job leaves as they ended (completed, pruned, failed: they get no slot of the Job, infra/sweep_manifests.py),
+and a count that changes the Job's
 digest, so that a Job that ended (``Failed``, ``Complete``) is replaced by one that runs the unfinished trials.
 """
 

@@ -1,20 +1,26 @@
-"""The Kubernetes objects of a sweep: one Indexed Job whose pod ``k`` trains trial ``k``.
+"""The Kubernetes objects of a sweep: one Indexed Job whose pod ``i`` (its *slot*) trains the trial of slot ``i``.
 
 - Namespace ``tfcli-<sweep>``, the runner ServiceAccount (Workload Identity to the sweep's bucket writer), and the
-  ConfigMap ``sweep-trials`` holding every trial's resolved spec as ``trial-<k>.yaml``, mounted at ``/etc/tfcli``.
-- Job ``trials-<digest>``: ``completionMode: Indexed``, ``completions`` = the number of trials, ``parallelism`` = P.
+  ConfigMap ``sweep-trials`` holding, as ``slot-<i>.yaml``, the resolved spec of the trial slot ``i`` runs; mounted
+  at ``/etc/tfcli``.
+- The slots (:func:`slot_trials`) are the trials the Job trains: all of them at a first start (slot ``i`` = trial
+  ``i``), the ones a resume did not leave as they ended (``held``: completed, pruned, failed) after it, so that a
+  re-run Job has one pod per trial that still trains, not one per finished trial. The stack exports them
+  (``slots``): tfcli reads a pod's or a failed index's trial through them (tfcli/gke/sweep_job.py).
+- Job ``trials-<digest>``: ``completionMode: Indexed``, ``completions`` = the number of slots, ``parallelism`` = P.
   Each pod reads its completion index from the ``batch.kubernetes.io/job-completion-index`` annotation into
-  ``TRIAL_INDEX`` and runs ``run --spec /etc/tfcli/trial-$(TRIAL_INDEX).yaml --output
-  /results/<sweep>/<sweep>-$(TRIAL_INDEX) --index $(TRIAL_INDEX)`` (Kubernetes expands ``$(VAR)`` in args from the
-  container's env).
+  ``TRIAL_INDEX`` and runs ``run --spec /etc/tfcli/slot-$(TRIAL_INDEX).yaml --output-parent /results/<sweep>``
+  (Kubernetes expands ``$(VAR)`` in args from the container's env): the trainer writes to the spec's own ``name``
+  under it, ``/results/<sweep>/<sweep>-<k>``, so no index arithmetic reaches it. ``--output-parent`` also marks the
+  run as a sweep's trial: at ``max_cost`` it exits 0, ending its index (not ``FailIndex``).
 
 The pod is the learner pod of :mod:`infra.manifests` (security, resources, GPU placement, GCS FUSE results volume),
 sized for the widest trial. Distributed trials are not offered on GKE: each would need its own env-worker Job and
 Service.
 
 A sweep survives its trials: failures are counted per index (``backoffLimitPerIndex``), exit 2 fails that trial's
-index (``FailIndex``) and never the Job (a trial paused at ``max_cost`` exits 0: ``--index`` tells the trainer it is
-a trial, and its index ends without counting as failed), so the other trials go on and the unstarted ones still
+index (``FailIndex``) and never the Job (a trial paused at ``max_cost`` exits 0: ``--output-parent`` tells the trainer
+it is a trial, and its index ends without counting as failed), so the other trials go on and the unstarted ones still
 start. When
 every index has completed or failed, the Job ends: ``Complete``, or ``Failed`` (reason ``FailedIndexes``) with the
 failed ones in ``status.failedIndexes``. Only when more than half of the trials have failed does the Job end early
@@ -35,7 +41,6 @@ from infra.manifests import learner_job
 from infra.pod_parts import RETRIES, SPEC_DIGEST, ManifestContext, code_args, failure_policy, named_job
 from infra.sizing import widest
 from tfcli.spec import Experiment
-from tfcli.spec.sweep import trial_file, trials_data
 
 TRIALS_CONFIG_MAP = "sweep-trials"
 TRIALS_JOB = "trials"
@@ -44,14 +49,19 @@ INDEX_VARIABLE = "TRIAL_INDEX"
 RERUN_ANNOTATION = "tfcli/rerun"
 
 
+def slot_trials(trials: int, held: tuple[int, ...]) -> list[int]:
+    """The trial each slot (completion index) of the Job runs: every trial that a resume did not hold, in order."""
+    return [index for index in range(trials) if index not in held]
+
+
+def slot_file(slot: int | str) -> str:
+    """Slot ``slot``'s key in the sweep's ConfigMap, and its file under the pod's spec folder."""
+    return f"slot-{slot}.yaml"
+
+
 def max_failed_trials(trials: int) -> int:
     """``maxFailedIndexes``: the Job fails early once more than half of its trials have failed."""
     return trials // 2
-
-
-def trial_results(sweep: str, index: int | str) -> str:
-    """Where trial ``index`` writes inside the pod: ``/results/<sweep>/<sweep>-<index>`` (its bucket prefix)."""
-    return f"{naming.RESULTS_DIR}/{sweep}/{sweep}-{index}"
 
 
 def build_sweep_manifests(
@@ -65,11 +75,14 @@ def build_sweep_manifests(
 ) -> list[dict[str, Any]]:
     """The objects that run every trial of ``sweep``, namespace first, the Job last.
 
-    A resumed sweep (``resume -s``): ``held`` trials' pods end at once (``trainer run --hold``: a failed one fails
-    its index again, without retries, so it counts beside ``maxFailedIndexes``), and ``rerun`` (when not 0) is an
-    annotation of the pod template, so that the Job's digest, its name, changes and an ended Job is replaced."""
+    A resumed sweep (``resume -s``): ``held`` trials get no slot (they stay as they ended), and ``rerun`` (when
+    not 0) is an annotation of the pod template, so that the Job's digest, its name, changes and an ended Job is
+    replaced."""
+    from tfcli.spec.loader import to_yaml
+
     labels = {"app.kubernetes.io/name": "tfcli", "app.kubernetes.io/instance": sweep}
-    data = trials_data(trials)
+    slots = slot_trials(len(trials), held)
+    data = {slot_file(slot): to_yaml(trials[index]) for slot, index in enumerate(slots)}
     digest = hashlib.sha256(yaml.safe_dump(data, sort_keys=True).encode()).hexdigest()[:16]
     job = learner_job(widest(trials), ctx, None)
     meta = job["metadata"]
@@ -85,14 +98,11 @@ def build_sweep_manifests(
     container["args"] = [
         "run",
         "--spec",
-        f"{naming.SPEC_DIR}/{trial_file(index)}",
-        "--output",
-        trial_results(sweep, index),
+        f"{naming.SPEC_DIR}/{slot_file(index)}",
+        "--output-parent",
+        f"{naming.RESULTS_DIR}/{sweep}",
         *code_args(ctx),
     ]
-    if held:
-        container["args"] += ["--hold", ",".join(map(str, held))]
-    container["args"] += ["--index", index]  # a trial: at max_cost it exits 0, ending its index (not FailIndex)
     if rerun:
         template["metadata"]["annotations"][RERUN_ANNOTATION] = str(rerun)
     container["env"] = [
@@ -110,10 +120,10 @@ def build_sweep_manifests(
     spec.update(
         {
             "completionMode": "Indexed",
-            "completions": len(trials),
-            "parallelism": min(parallelism, len(trials)),
+            "completions": len(slots),
+            "parallelism": min(parallelism, len(slots)),
             "backoffLimitPerIndex": RETRIES,
-            "maxFailedIndexes": min(len(trials), max_failed_trials(len(trials)) + len(held)),
+            "maxFailedIndexes": min(len(slots), max_failed_trials(len(trials))),
             "podFailurePolicy": failure_policy("trial", per_index=True),
         }
     )

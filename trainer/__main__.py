@@ -9,8 +9,8 @@ Subprocess pools inherit it: ``spawn`` hands the parent's ``sys.path`` to each c
 This module is the trainer's edge, the one place that turns errors into messages and exit codes: 0 completed
 (or pruned by early stopping), 1 failed (an I/O error such as a full disk too: one line saying what, where and the
 space left; the traceback only with ``--debug`` or ``TFCLI_DEBUG=1``), 2 invalid input (``<file>: <field>:
-<message>`` on stderr, no traceback), 3 paused at ``max_cost`` (0 for a sweep's trial, ``--index``: its Job
-index ends without failing), 143 paused by SIGTERM/SIGINT (``env-worker`` too: it exits 0 only when the learner
+<message>`` on stderr, no traceback), 3 paused at ``max_cost`` (0 for a sweep's trial, ``--output-parent``: its
+Job index ends without failing), 143 paused by SIGTERM/SIGINT (``env-worker`` too: it exits 0 only when the learner
 tells it the run is over).
 It imports nothing heavy at the top: subprocess pools start workers with ``spawn``, which imports this module
 again in every worker, and those must not load TensorFlow.
@@ -40,7 +40,13 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="train an experiment into an output folder (resuming what is there)")
     run.add_argument("--spec", required=True, help="experiment spec file (YAML or JSON) or a config-library name")
-    run.add_argument("--output", required=True, type=Path, help="results folder (checkpoints, summaries, ...)")
+    where = run.add_mutually_exclusive_group(required=True)
+    where.add_argument("--output", type=Path, help="results folder (checkpoints, summaries, ...)")
+    where.add_argument(
+        "--output-parent",
+        type=Path,
+        help="results folder's parent: the run writes to PARENT/<the spec's name> (a GKE sweep's slot pod)",
+    )
     run.add_argument("--workers", default=None, help="env-worker addresses HOST:PORT,... (run_mode distributed)")
     run.add_argument(
         "--environments",
@@ -48,16 +54,6 @@ def _parser() -> argparse.ArgumentParser:
         default="auto",
         help="multi-threaded runs: step environments in this process or one subprocess each "
         "(auto: subprocesses when a step is costly)",
-    )
-    run.add_argument(
-        "--hold", default=None, help="trial indexes a resumed sweep leaves as they ended (with --index; a GKE Job's)"
-    )
-    run.add_argument(
-        "--index",
-        type=int,
-        default=None,
-        help="this run's trial index in its sweep (a GKE sweep's Job passes it): with --hold, and at max_cost the "
-        "trial exits 0 (its index ends, not failed) instead of 3",
     )
     run.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
     run.add_argument("--code", action="append", default=[], metavar="DIR", help=CODE_HELP)
@@ -86,12 +82,13 @@ def _run(arguments: argparse.Namespace) -> int:
     loaded = load_experiment(arguments.spec)
     experiment = loaded.spec
     _setup_logging(arguments.debug or experiment.debug_logging)
+    if arguments.output is None:  # a sweep's slot runs whichever trial its spec names, into that trial's folder
+        arguments.output = arguments.output_parent / experiment.name
     from trainer.budget import Budget
-    from trainer.ended import nothing_to_train, parse_hold
+    from trainer.ended import nothing_to_train
     from trainer.hooks.early_stop import waiting_decided
 
-    held = arguments.index is not None and arguments.index in parse_hold(arguments.hold)
-    ended = nothing_to_train(arguments.output, Budget.of(experiment), held=held) or waiting_decided(
+    ended = nothing_to_train(arguments.output, Budget.of(experiment)) or waiting_decided(
         arguments.output, experiment.early_stop, experiment.name
     )
     if ended is not None:  # before TensorFlow is imported: a resumed sweep's finished trials end in a second
@@ -116,7 +113,7 @@ def _run(arguments: argparse.Namespace) -> int:
         log.warning("pruned after %s timesteps: %s", f"{result.timesteps:,}", result.reason)
     elif result.status == "paused":
         log.warning("paused after %s timesteps; run the same command again to resume", f"{result.timesteps:,}")
-    return result.exit_code_of(trial=arguments.index is not None)
+    return result.exit_code_of(trial=arguments.output_parent is not None)  # a GKE sweep's slot
 
 
 def _hourly_price() -> float | None:

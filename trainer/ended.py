@@ -4,12 +4,9 @@ Run again on the folder of a run that ended, the trainer continues it from its n
 §6.4) — a completed run whose budget was raised since (``resume --total-timesteps N``) trains exactly the rest. Two
 cases need no TensorFlow, no environment and no agent, and so end in about a second:
 
-- **already done**: ``result.json`` says ``completed`` and its counters reach the spec's budget. A GKE sweep resumed
-  with a new Job runs every index again; its completed trials end here, with exit 0, and are not retrained;
-- **held** (``--hold 1,4 --index $(TRIAL_INDEX)``, what a resumed GKE sweep's Job passes): the resume left this
-  trial as it ended — a failed trial without ``--retry-failed``, a pruned one without ``--include-pruned``. A trial
-  that had failed (or wrote no ``result.json``: its spec was refused) exits 2, so that its index fails at once
-  (``FailIndex``) and the sweep still reads failed; any other exits 0;
+- **already done**: ``result.json`` says ``completed`` and its counters reach the spec's budget, exit 0. A GKE
+  sweep's Job made by ``resume -s`` gives such a trial no pod (infra/sweep_manifests.py); one made by another change
+  (``--parallel``, a new image) runs every trial again, and its completed ones end here, not retrained;
 - **pruned**: ``result.json`` says ``pruned`` and nobody released it — ``resume --include-pruned`` (with a raised
   budget) writes ``early_stop_released`` into the trial's folder first (:func:`release`; locally its results folder,
   on GKE its bucket prefix). So a pruned trial stays pruned whatever else runs it again: a GKE Job replaced by a new
@@ -28,7 +25,6 @@ from typing import Any
 from trainer.budget import Budget
 
 RESULT = "result.json"
-HELD_FAILED_EXIT = 2  # the index fails at once, without retries (the sweep Job's FailIndex)
 # In a pruned trial's folder once ``resume --include-pruned`` released it (and kept there: a released trial that
 # pauses, is preempted or crashes resumes without early stop, trainer/hooks/early_stop.py).
 RELEASED = "early_stop_released"
@@ -50,18 +46,6 @@ def previous_result(output: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def parse_hold(text: str | None) -> frozenset[int]:
-    """``--hold``: trial indexes, ``"1,4"`` (empty: none)."""
-    if not text:
-        return frozenset()
-    try:
-        return frozenset(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        from tfcli.errors import InvalidInput
-
-        raise InvalidInput(f"--hold: expected trial indexes such as 1,4, got '{text}'") from None
-
-
 def release_note(result: dict[str, Any]) -> str:
     """What ``early_stop_released`` holds: the pruning it overrides (its reason and timesteps)."""
     return json.dumps({"pruned": result.get("reason"), "timesteps": result.get("timesteps")})
@@ -74,15 +58,10 @@ def release(output: Path) -> None:
     atomic_write_text(output / RELEASED, release_note(previous_result(output)))
 
 
-def nothing_to_train(output: Path, budget: Budget, *, held: bool) -> Ended | None:
+def nothing_to_train(output: Path, budget: Budget) -> Ended | None:
     """Whether the run in ``output`` ends at once (None: train, or continue, as usual)."""
     result = previous_result(output)
     status = str(result.get("status", ""))
-    if held:
-        if status in ("failed", ""):
-            why = f": {result['error']}" if result.get("error") else ""
-            return Ended(HELD_FAILED_EXIT, f"held: this trial failed in an earlier Job{why} (--retry-failed reruns it)")
-        return Ended(0, f"held: this trial stays {status} (its sweep was resumed without it)")
     if status == "pruned" and not (output / RELEASED).is_file():
         why = f" ({result['reason']})" if result.get("reason") else ""
         return Ended(0, f"pruned{why}: it stays pruned (resume -s --include-pruned with a raised budget trains it on)")

@@ -25,9 +25,10 @@ FILENAME = "result.json"
 EXIT_CODES = {"completed": 0, "pruned": 0, "paused": PAUSED_EXIT_CODE, "failed": 1}
 # Paused by the cost limit: its Job ends (a 143 would be retried by the Job and pause again at once).
 COST_LIMIT_EXIT_CODE = 3
-# ... except a sweep's trial (``--index``): exit 0 ends its index of the Indexed Job as completed, where 3 would fail it
-# (``FailIndex``) and half the trials at their limit would fail the whole Job as a fault all trials share
-# (``maxFailedIndexes``). ``result.json`` still says ``paused`` with the reason, which is what tfcli reads.
+# ... except a sweep's trial (``--output-parent``, a GKE sweep's slot): exit 0 ends its index of the Indexed Job
+# as completed, where 3 would fail it (``FailIndex``) and half the trials at their limit would fail the whole Job as
+# a fault all trials share (``maxFailedIndexes``). ``result.json`` still says ``paused`` with the reason, which is
+# what tfcli reads.
 TRIAL_COST_LIMIT_EXIT_CODE = 0
 _COUNTS = ("timesteps", "episodes", "wall_seconds", "timesteps_per_second", "mean_return_last_100", "updates")
 

@@ -4,17 +4,17 @@ stack file by infra's own code, admitted as the API server admits it), run by th
 trainer writing to the bucket on the GCS emulator what the real one writes when it ends that way.
 
 With ``mount`` set, each pod is a real trainer process instead: ``python -m trainer`` with the deployed Job's own
-container args (``run --spec /etc/tfcli/trial-<k>.yaml --output /results/<sweep>/<sweep>-<k>``, and a resumed
-sweep's ``--hold ...``, ``--index <k>``), ``$(TRIAL_INDEX)`` as the pod's index, the container's ``env`` values
-(``TFCLI_HOURLY_PRICE`` with ``max_cost``; not the ``valueFrom`` ones), ``/etc/tfcli`` a folder holding the
-deployed ConfigMap's trial specs and ``/results`` the pod's own GCS FUSE volume: the bucket mounted by the stand-in
-of tests/gcsfuse.py (``ttl``: its metadata cache), so a file reaches the bucket when the trainer closes it, as on
-GKE, and trials see each other's folders only through the bucket. Its exit code is how the pod ends (a kill by signal
-as the container runtime reports it, 128 + the signal); its volume is unmounted then. ``end_trainers`` leaves in
-``mount`` the trainers' logs and a copy of what reached the bucket under the sweep's prefix. An index in
-``oom_killed`` has each of its pods killed (SIGKILL, exit 137, as the kernel's OOM killer ends a container) as soon as
-its trial's folder holds a complete checkpoint: the first pod past its first checkpoint, each retry at once, until the
-index fails."""
+container args (``run --spec /etc/tfcli/slot-<i>.yaml --output-parent /results/<sweep>``), ``$(TRIAL_INDEX)`` as
+the pod's index (its slot), the container's ``env`` values (``TFCLI_HOURLY_PRICE`` with ``max_cost``; not the
+``valueFrom`` ones), ``/etc/tfcli`` a folder holding the deployed ConfigMap's slot specs and ``/results`` the pod's
+own GCS FUSE volume: the bucket mounted by the stand-in of tests/gcsfuse.py (``ttl``: its metadata cache), so a file
+reaches the bucket when the trainer closes it, as on GKE, and trials see each other's folders only through the
+bucket. Its exit code is how the pod ends (a kill by signal as the container runtime reports it, 128 + the signal);
+its volume is unmounted then. ``end_trainers`` leaves in ``mount`` the trainers' logs and a copy of what reached the
+bucket under the sweep's prefix. A slot in ``oom_killed`` has each of its pods killed (SIGKILL, exit 137, as the
+kernel's OOM killer ends a container) as soon as its trial's folder holds a complete checkpoint: the first pod past
+its first checkpoint, each retry at once, until the index fails. Without ``mount``, a pod's files go to the folder of
+the trial its slot's spec names."""
 
 from __future__ import annotations
 
@@ -30,12 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from fake_kube import Cluster
 from gcsfuse import mounted
 from job_controller import JobController, Outcome
 
 from infra import naming
-from infra.sweep_manifests import INDEX_VARIABLE, TRIALS_CONFIG_MAP
+from infra.sweep_manifests import INDEX_VARIABLE, TRIALS_CONFIG_MAP, slot_file
 from trainer.results import REASON_PREFIX, Result
 from trainer.state import Episode, RunState
 
@@ -50,7 +51,7 @@ def deployed_job(state: Path, sweep: str) -> dict[str, Any]:
 
 
 def deployed_trial_specs(state: Path, sweep: str) -> dict[str, str]:
-    """The data of the trials' ConfigMap the same ``pulumi up`` applied: ``trial-<k>.yaml`` -> the trial's spec."""
+    """The data of the trials' ConfigMap the same ``pulumi up`` applied: ``slot-<i>.yaml`` -> its trial's spec."""
     stacks = json.loads((state / "state.json").read_text())["stacks"]
     return dict(stacks[sweep]["config_maps"][TRIALS_CONFIG_MAP])
 
@@ -139,8 +140,13 @@ class PlayedSweep:
                 self.written.add((pod.index, pod.attempt))
                 cut_short = pod.ended.exit_code != 0
                 for name, text in trainer_files(pod.ended, EPISODES // 2 if cut_short else EPISODES).items():
-                    self.bucket.blob(f"{self.sweep}/{self.sweep}-{pod.index}/{name}").upload_from_string(text)
+                    self.bucket.blob(f"{self.sweep}/{self.slot_trial(pod.index)}/{name}").upload_from_string(text)
         self.publish()
+
+    def slot_trial(self, slot: int) -> str:
+        """The trial the Job's slot ``slot`` runs: the ``name`` of the spec the ConfigMap holds for it."""
+        text = deployed_trial_specs(self.stack_state, self.sweep)[slot_file(slot)]
+        return str(yaml.safe_load(text)["name"])
 
     def _command(self, index: int, volume: Path) -> list[str]:
         """The Job's container args for pod ``index``, with the ConfigMap and the bucket where the pod mounts them."""
@@ -153,7 +159,7 @@ class PlayedSweep:
         for pod in self.controller.active():
             key = (pod.index, pod.attempt)
             if key not in self.processes:
-                trial = f"{self.sweep}-{pod.index}"
+                trial = self.slot_trial(pod.index)
                 self.volumes[key] = stack = contextlib.ExitStack()
                 name = f"volume-{pod.index}-{pod.attempt}"
                 volume = stack.enter_context(

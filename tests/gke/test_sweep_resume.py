@@ -1,8 +1,8 @@
 """``resume -s`` of a GKE sweep against the fakes: a Job that ended ``Failed`` is replaced by a new one (another
-digest) that leaves the failed trial failed (``--hold``) and finishes nothing twice; ``--retry-failed`` runs it
-again; ``--total-timesteps`` raises every trial's budget in the stack file and the ConfigMap, and the completed
-trials read as going on. The Job controller stand-in runs each Job; the trainers' own ends (held, already done) are
-tested with the real trainer in tests/trainer/test_ended.py."""
+digest) with a slot (a pod) only for each trial left to train, the failed and completed ones held as they ended;
+``--retry-failed`` runs the failed ones again; ``--total-timesteps`` raises every trial's budget in the stack file
+and the ConfigMap, and the completed trials read as going on. The Job controller stand-in runs each Job; the
+trainers' own ends (already done, pruned) are tested with the real trainer in tests/trainer/test_ended.py."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from infra.sweep_program import sweep_objects
 __all__ = ["api", "gke_lab"]
 
 BAD = {0, 1, 2, 3, 4}  # more than half of the 9 trials: the Job fails early, trials 5 .. 8 never finish
-HELD = Outcome(2, message="held: this trial failed in an earlier Job (--retry-failed reruns it)")
 
 
 def said(stdout: str, stderr: str) -> str:
@@ -52,32 +51,36 @@ def test_failed_job_resumed_then_retry_failed_then_extended(
     assert {by_trial(status)[k]["state"] for k in range(5, 9)} == {"stopped"}
     failed_job = deployed_job(fake_pulumi.state, SWEEP)
 
-    # A plain resume: a new Job (the Failed one starts no pod again); the failed trial is held, and said so.
+    # A plain resume: a new Job (the Failed one starts no pod again) with a slot for each trial left, 5 .. 8 only;
+    # the failed trials are held (no pod), and said so.
     code, stdout, stderr = invoke("experiment", "resume", "-s", SWEEP)
     assert code == 0, stdout + stderr
     names = ", ".join(f"{SWEEP}-{k}" for k in range(4))
     assert f"5 failed trial(s) left as they are ({names}); --retry-failed runs them again" in said(stdout, stderr)
     job = deployed_job(fake_pulumi.state, SWEEP)
     assert job["metadata"]["name"] != failed_job["metadata"]["name"]
-    assert args(job)[-4:] == ["--hold", "0,1,2,3,4", "--index", "$(TRIAL_INDEX)"] and "--hold" not in args(failed_job)
-    assert job["spec"]["maxFailedIndexes"] == 9  # the held ones fail again, beside the allowance (capped at 9)
+    assert (job["spec"]["completions"], failed_job["spec"]["completions"]) == (4, 9)
+    assert job["spec"]["maxFailedIndexes"] == 4  # half of the 9 trials, capped at the 4 slots
     assert (stack_config(gke_lab)["tfcli:heldTrials"], stack_config(gke_lab)["tfcli:rerun"]) == ("0,1,2,3,4", 1)
-    second = played(fake_pulumi, gcs, api, {k: [HELD] for k in BAD})
+    second = played(fake_pulumi, gcs, api, {1: [Outcome(2, message="env: no such level")]})  # slot 1: trial 6
+    assert [second.slot_trial(slot) for slot in range(4)] == [f"{SWEEP}-{k}" for k in range(5, 9)]
     controller = second.deploy()
     second.run()
-    assert controller.failed_indexes == BAD and controller.completed == set(range(9)) - BAD
-    trials = by_trial(sweep_json())
-    assert {trials[k]["state"] for k in BAD} == {"failed"} and {trials[k]["state"] for k in range(5, 9)} == {
-        "completed"
-    }
+    assert (controller.completed, controller.failed_indexes) == ({0, 2, 3}, {1})
+    status = sweep_json()
+    trials = by_trial(status)
+    assert trials[6]["state"] == "failed" and "env: no such level" in trials[6]["detail"]  # slot 1 read as trial 6
+    assert {trials[k]["state"] for k in BAD} == {"failed"} and {trials[k]["state"] for k in (5, 7, 8)} == {"completed"}
+    assert status["state"] == "failed"
 
-    # --retry-failed: another new Job, holding nothing; the sweep completes.
+    # --retry-failed: another new Job, its slots the six trials not completed (5, 7, 8 get no pod); it completes.
     code, stdout, stderr = invoke("experiment", "resume", "-s", SWEEP, "--retry-failed")
     assert code == 0, stdout + stderr
     retry_job = deployed_job(fake_pulumi.state, SWEEP)
     assert retry_job["metadata"]["name"] not in (job["metadata"]["name"], failed_job["metadata"]["name"])
-    assert "--hold" not in args(retry_job) and stack_config(gke_lab)["tfcli:rerun"] == 2
+    assert retry_job["spec"]["completions"] == 6 and stack_config(gke_lab)["tfcli:rerun"] == 2
     third = played(fake_pulumi, gcs, api, {})
+    assert [third.slot_trial(slot) for slot in range(6)] == [f"{SWEEP}-{k}" for k in (0, 1, 2, 3, 4, 6)]
     third.deploy()
     third.run()
     status = sweep_json()

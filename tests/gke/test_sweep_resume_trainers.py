@@ -182,12 +182,13 @@ def test_retry_failed_on_gke_reruns_the_failed_trial_from_its_checkpoint_to_exac
     assert deployed_job(fake_pulumi.state, SWEEP) == failed_job
     assert trials_status()[TRIALS[1]]["state"] == "failed" and downloaded(started) == before
 
-    # --retry-failed: from the checkpoint to exactly the budget; the completed trial ends at once, not retrained.
+    # --retry-failed: from the checkpoint to exactly the budget; the completed trial gets no pod (one slot: trial 1).
     code, stdout, stderr = invoke("experiment", "resume", "-s", SWEEP, "--retry-failed")
     assert code == 0, stdout + stderr
-    assert deployed_job(fake_pulumi.state, SWEEP)["metadata"]["name"] != failed_job["metadata"]["name"]
+    retry_job = deployed_job(fake_pulumi.state, SWEEP)
+    assert retry_job["metadata"]["name"] != failed_job["metadata"]["name"] and retry_job["spec"]["completions"] == 1
     controller = play(fake_pulumi, gcs, api, mount)
-    assert controller.completed == {0, 1} and not controller.failed_indexes
+    assert controller.completed == {0} and not controller.failed_indexes
     status = trials_status()
     assert {name: (t["state"], t["timesteps"]) for name, t in status.items()} == dict.fromkeys(
         TRIALS, ("completed", BUDGET)
@@ -199,4 +200,4 @@ def test_retry_failed_on_gke_reruns_the_failed_trial_from_its_checkpoint_to_exac
     where = f"{kept['timesteps']:,} timesteps, {kept['episodes']:,} episodes done"
     assert resumed_at(mount, TRIALS[1])[-1].endswith(where)
     assert (mount / SWEEP / TRIALS[0] / "result.json").read_bytes() == done and after[TRIALS[0]] == before[TRIALS[0]]
-    assert "already completed" in (mount / f"{TRIALS[0]}.log").read_text()
+    assert "already completed" not in (mount / f"{TRIALS[0]}.log").read_text()  # no second pod ran it

@@ -17,7 +17,6 @@ from infra_testkit import containers, experiment, jobs, plan_for, stack_config
 from infra.manifests import build_manifests, context_for
 from infra.pod_parts import EXIT_COST_LIMIT, HOURLY_PRICE_ENV
 from infra.run_price import run_hourly_price
-from infra.sweep_manifests import trial_results
 
 DISK_HOUR = 0.10 / 730  # pd-balanced, $ per GB-hour
 # space-invaders-dqn: a pool of 2 x n1-standard-8 (8 vCPU, 30 GiB) spot with one T4 each, 100 GB disks, of which its
@@ -133,29 +132,30 @@ def test_each_trial_of_a_gke_sweep_with_max_cost_gets_its_share_of_the_price(sha
 
 def test_a_trial_pod_pauses_itself_at_its_max_cost_with_exit_0(tmp_path: Path) -> None:
     """Trial 0's pod as a process, with the env and args the Job gives it: the trainer counts the price against its
-    max_cost (it no longer says "this run has none"), pauses and exits 0 (``--index``: a trial), which completes its
-    index instead of failing it; ``result.json`` says it paused and why."""
-    job = sweep_job("max_cost=0.00001", "total_timesteps=200000")
+    max_cost (it no longer says "this run has none"), pauses and exits 0 (``--output-parent``: a sweep's slot), which
+    completes its index instead of failing it; ``result.json`` says it paused and why."""
+    from infra.sweep_program import sweep_objects
+
+    settings = sweep_settings("max_cost=0.00001", "total_timesteps=200000")
+    objects = sweep_objects(settings)
+    job = next(obj for obj in objects if obj["kind"] == "Job")
     env = {"PATH": os.environ["PATH"], **{k: v for k, v in trial_env(job).items() if v is not None}, "TRIAL_INDEX": "0"}
     spec_dir = tmp_path / "spec"
     spec_dir.mkdir()
-    from tfcli.spec.sweep import trials_data
-
-    for name, text in trials_data(sweep_settings("max_cost=0.00001", "total_timesteps=200000").trials).items():
+    (config_map,) = (obj for obj in objects if obj["kind"] == "ConfigMap" and obj["metadata"]["name"] == "sweep-trials")
+    for name, text in config_map["data"].items():
         (spec_dir / name).write_text(text)
     (container,) = job["spec"]["template"]["spec"]["containers"]
-    output = tmp_path / "out"
     args = [
-        arg.replace("$(TRIAL_INDEX)", "0")
-        .replace("/etc/tfcli/", f"{spec_dir}/")
-        .replace(trial_results("cartpole-lr", 0), str(output))
+        arg.replace("$(TRIAL_INDEX)", "0").replace("/etc/tfcli/", f"{spec_dir}/").replace("/results/", f"{tmp_path}/r/")
         for arg in container["args"]
     ]
-    assert args[-2:] == ["--index", "0"]
+    assert "--output-parent" in args
+    output = tmp_path / "r" / "cartpole-lr" / "cartpole-lr-0"
     command = [sys.executable, "-m", "trainer", *args]
     done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads((tmp_path / "out" / "result.json").read_text())
+    result = json.loads((output / "result.json").read_text())
     assert result["status"] == "paused" and result["reason"].startswith("max_cost reached")
     assert "has none" not in done.stderr
     rule = job["spec"]["podFailurePolicy"]["rules"][0]

@@ -68,13 +68,12 @@ def test_each_pod_selects_its_trial_by_index_and_writes_its_own_results_folder()
     index = next(v for v in container["env"] if v["name"] == "TRIAL_INDEX")
     assert index["valueFrom"]["fieldRef"]["fieldPath"] == f"metadata.annotations['{INDEX_ANNOTATION}']"
     assert container["args"] == [
-        "run", "--spec", "/etc/tfcli/trial-$(TRIAL_INDEX).yaml",
-        "--output", "/results/cartpole-lr/cartpole-lr-$(TRIAL_INDEX)", "--index", "$(TRIAL_INDEX)",
+        "run", "--spec", "/etc/tfcli/slot-$(TRIAL_INDEX).yaml", "--output-parent", "/results/cartpole-lr",
     ]  # fmt: skip
     (config_map,) = [r for r in result.of_type("kubernetes:core/v1:ConfigMap")]
     data = config_map.inputs["data"]
-    assert sorted(data) == sorted(f"trial-{k}.yaml" for k in range(9))
-    trial_4 = yaml.safe_load(data["trial-4.yaml"])
+    assert sorted(data) == sorted(f"slot-{k}.yaml" for k in range(9))  # a first start: slot k runs trial k
+    trial_4 = yaml.safe_load(data["slot-4.yaml"])
     assert (trial_4["name"], trial_4["seed"], trial_4["agent"]["learning_rate"]) == ("cartpole-lr-4", 2, 0.001)
     spec_volume = next(v for v in pod["volumes"] if v["name"] == "spec")
     assert spec_volume["configMap"]["name"] == config_map.inputs["metadata"]["name"]
@@ -246,3 +245,15 @@ def test_rendering_a_sweep_imports_no_pulumi() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_resumed_sweeps_job_has_a_slot_only_for_each_trial_not_held() -> None:
+    """``tfcli:heldTrials`` (what ``resume -s`` sets): those trials get no pod; slot i runs the i-th trial left, its
+    spec under ``slot-<i>.yaml``, and the stack exports the table tfcli reads pods and failed indexes through."""
+    result = plan(**{"tfcli:heldTrials": "0,1,4,8", "tfcli:parallelism": 4})
+    spec = the_job(result)["spec"]
+    assert (spec["completions"], spec["parallelism"], spec["maxFailedIndexes"]) == (5, 4, 4)
+    (config_map,) = [r for r in result.of_type("kubernetes:core/v1:ConfigMap")]
+    names = {key: yaml.safe_load(text)["name"] for key, text in config_map.inputs["data"].items()}
+    assert names == {f"slot-{i}.yaml": f"cartpole-lr-{k}" for i, k in enumerate((2, 3, 5, 6, 7))}
+    assert result.outputs["slots"] == [2, 3, 5, 6, 7]

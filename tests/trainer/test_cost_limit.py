@@ -70,11 +70,15 @@ def test_the_run_pauses_itself_at_max_cost_and_counts_resumed_time(
 def test_a_sweeps_trial_at_max_cost_exits_0_so_its_job_index_is_not_failed(
     tmp_path: Path, spec_file: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``--index`` (what a GKE sweep's Job passes): paused, with the reason, but exit 0, which completes the index."""
+    """``--output-parent`` (what a GKE sweep's slot pod passes): paused, with the reason, but exit 0, which completes
+    the index."""
+    import yaml
+
     monkeypatch.setenv("TFCLI_HOURLY_PRICE", str(PRICE))
-    output = tmp_path / "out"
     spec = spec_file(total_timesteps=BUDGET, max_cost=0.01, saver_frequency="1000000t")
-    code, stderr = run_with_price(spec, output, "--index", "4")
+    parent = tmp_path / "sweep"
+    output = parent / yaml.safe_load(spec.read_text())["name"]
+    code, stderr = finish(trainer_process("run", "--spec", str(spec), "--output-parent", str(parent)), timeout=300)
     assert code == TRIAL_COST_LIMIT_EXIT_CODE == 0, stderr
     result = read_result(output)
     assert result["status"] == "paused" and result["reason"].startswith("max_cost reached ($")

@@ -1,7 +1,7 @@
 """What ``trainer run`` decides before it builds anything (trainer/ended.py), through its command line as a pod runs
 it: a completed run whose budget is reached ends at once with 0 (a resumed GKE sweep's finished trials are not
-retrained), a held trial ends at once (2 when it had failed, so that its index fails again; else 0), and a completed
-run whose budget was raised trains exactly the rest from its final checkpoint."""
+retrained by a Job that runs it again), and a completed run whose budget was raised trains exactly the rest from its
+final checkpoint."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def result(tmp_path: Path) -> dict[str, object]:
     return dict(json.loads((tmp_path / "out" / "result.json").read_text()))
 
 
-def test_done_held_and_extended(tmp_path: Path) -> None:
+def test_done_and_extended(tmp_path: Path) -> None:
     code, stderr, _ = trainer(tmp_path, 200)
     assert code == 0, stderr
     written = (tmp_path / "out" / "result.json").stat().st_mtime_ns
@@ -43,16 +43,9 @@ def test_done_held_and_extended(tmp_path: Path) -> None:
     assert code == 0 and "already completed: 200 timesteps" in stderr and seconds < 5
     assert "resuming from checkpoint" not in stderr and (tmp_path / "out" / "result.json").stat().st_mtime_ns == written
 
-    code, stderr, _ = trainer(tmp_path, 400, "--hold", "1,3", "--index", "3")  # held: stays as it ended
-    assert code == 0 and "held: this trial stays completed" in stderr and result(tmp_path)["timesteps"] == 200
-    code, stderr, _ = trainer(tmp_path, 400, "--hold", "1,3", "--index", "2")  # not held: the raised budget
+    code, stderr, _ = trainer(tmp_path, 400)  # the raised budget
     assert code == 0, stderr
     assert "resuming from checkpoint" in stderr and result(tmp_path)["timesteps"] == 400
-
-    failed = {**result(tmp_path), "status": "failed", "error": "RuntimeError: boom"}
-    (tmp_path / "out" / "result.json").write_text(json.dumps(failed))
-    code, stderr, _ = trainer(tmp_path, 400, "--hold", "3", "--index", "3")
-    assert code == 2 and "failed in an earlier Job: RuntimeError: boom" in stderr
 
 
 def test_a_pruned_trial_stays_pruned_until_released(tmp_path: Path) -> None:
@@ -65,7 +58,7 @@ def test_a_pruned_trial_stays_pruned_until_released(tmp_path: Path) -> None:
     pruned = {**result(tmp_path), "status": "pruned", "reason": "IQM 5.0 at 200 timesteps"}
     (tmp_path / "out" / "result.json").write_text(json.dumps(pruned))
 
-    code, stderr, seconds = trainer(tmp_path, 400)  # a raised budget, no --hold: still pruned
+    code, stderr, seconds = trainer(tmp_path, 400)  # a raised budget: still pruned
     assert code == 0 and "it stays pruned" in stderr and seconds < 5, stderr
     assert result(tmp_path) == pruned and not (tmp_path / "out" / RELEASED).exists()
 

@@ -122,7 +122,9 @@ class GkeBackend:
         deployed = self.stacks(run.project).state(run.name) if released else None
         if deployed is not None and deployed.deployed:  # in the bucket, before any pod runs them (trainer/ended.py)
             sweeps.release_trials(run.project, deployed.outputs, released)
-        return self.start(run, StartOptions(), resumed=sweeps.Resumed(plan.held, new_job=ended))
+        # A new Job has no slot for a completed trial; a paused one keeps its Job (its suspend flips, in place).
+        left = tuple(sorted({*plan.held, *(plan.finished if ended else ())}))
+        return self.start(run, StartOptions(), resumed=sweeps.Resumed(left, new_job=ended))
 
     def pause(self, run: Run) -> Paused:
         stacks = self.stacks(run.project)

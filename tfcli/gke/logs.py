@@ -2,7 +2,7 @@
 
 The pod is the newest of its role (a preempted learner's successor, not the pod it replaced); a pod that has not
 started has no log yet, and the error says why it waits (:mod:`tfcli.gke.pod_states`). A trial ``<sweep>-k`` of a
-GKE sweep is the pod of the sweep's Indexed Job with completion index ``k`` (container ``trial``).
+GKE sweep is the pod of the sweep's Indexed Job whose slot (completion index) runs it (container ``trial``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 from tfcli.errors import TfcliError
 from tfcli.experiments.store import ExperimentDir
 from tfcli.gke.stacks import Stacks
+from tfcli.gke.sweep_job import SlotTable
 from tfcli.project import ProjectDir
 
 
@@ -26,7 +27,7 @@ def selector(experiment: str, worker: int | None) -> str:
 
 
 def trial_selector(sweep: str, index: int) -> str:
-    """The label selector of the pods of trial ``index`` of a sweep's Indexed Job (Kubernetes labels each pod with
+    """The label selector of the pods of slot ``index`` of a sweep's Indexed Job (Kubernetes labels each pod with
     its completion index)."""
     return (
         f"app.kubernetes.io/instance={sweep},app.kubernetes.io/component=trial,"
@@ -63,7 +64,15 @@ def stream_logs(
     kube = kube_for(outputs, project)
     if sweep:
         who, container = f"trial {experiment.name}", "trial"
-        wanted = trial_selector(stack, int(experiment.name.removeprefix(f"{sweep}-")))
+        slot = SlotTable.of(outputs, len(outputs.get("trials") or [])).slot(
+            int(experiment.name.removeprefix(f"{sweep}-"))
+        )
+        if slot is None:
+            raise TfcliError(
+                f"trial {experiment.name} has no pod in its sweep's Job: a resume left it as it ended",
+                hint=f"`tfcli experiment status -e {experiment.name}` says how it ended",
+            )
+        wanted = trial_selector(stack, slot)
     else:
         who = "the learner" if worker is None else f"env worker {worker}"
         container = "learner" if worker is None else "env-worker"

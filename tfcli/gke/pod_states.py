@@ -246,8 +246,8 @@ def cluster_view(pods: list[dict[str, Any]], events: list[dict[str, Any]], jobs:
 
 
 def trial_pods(pods: list[dict[str, Any]], events: list[dict[str, Any]]) -> dict[int, PodState]:
-    """A sweep's trials on GKE: the newest pod of each completion index of its Indexed Job (trial ``k``: index
-    ``k``; a preempted pod's successor, not the pod it replaced), in words."""
+    """A sweep's pods on GKE: the newest pod of each completion index (slot) of its Indexed Job (a preempted pod's
+    successor, not the pod it replaced), in words; tfcli/gke/sweep_job.py ``SlotTable`` says whose trial it runs."""
     newest: dict[int, dict[str, Any]] = {}
     for pod in sorted(pods, key=_created):
         labels = pod["metadata"].get("labels") or {}

@@ -1,14 +1,19 @@
 """A GKE sweep's Indexed Job as the cluster reports it, and what it adds to the bucket's view of the trials.
 
 The bucket says what a trial wrote (``result.json``, ``progress.jsonl``); only the Job says what the controller did
-with it (infra/sweep_manifests.py): a trial whose index failed (exit 2 before it wrote anything, a crash past its
+with it (infra/sweep_manifests.py): a trial whose slot failed (exit 2 before it wrote anything, a crash past its
 retries) is in ``status.failedIndexes`` (one paused at ``max_cost`` exits 0: its index completes), and a Job that
 ended (``Failed``, ``Complete``) starts no more pods, so a trial that never started never will. Without the Job, a
 sweep with a failed trial would look "running" for ever and ``start -s --wait`` would never return.
+
+The Job's completion indexes are *slots*, not trials: a re-run Job (``resume -s``) has a slot only for each trial
+that still trains. :class:`SlotTable` (the stack's ``slots`` output) is the one place a slot becomes its trial —
+for the Job's failed and completed indexes, the pods (``status -s``) and a trial's log.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -17,6 +22,41 @@ from tfcli.gke.pod_states import PodState
 
 TRIALS_ROLE = "trials"  # the Job's tfcli/job annotation (infra/sweep_manifests.py TRIALS_JOB)
 ENDED = ("completed", "pruned", "failed")  # a trial's states the Job cannot change any more (and "paused" at max_cost)
+
+
+@dataclass(frozen=True)
+class SlotTable:
+    """The trial each slot (completion index) of the deployed Job runs (infra/sweep_manifests.py ``slot_trials``)."""
+
+    trials: tuple[int, ...]
+
+    @classmethod
+    def of(cls, outputs: Mapping[str, Any], trials: int) -> SlotTable:
+        """From the stack's ``slots`` output; a stack deployed before it existed ran slot ``k`` as trial ``k``."""
+        slots = outputs.get("slots")
+        if isinstance(slots, list) and all(str(slot).isdigit() for slot in slots):
+            return cls(tuple(int(slot) for slot in slots))
+        return cls(tuple(range(trials)))
+
+    def trial(self, slot: int) -> int | None:
+        """The trial slot ``slot`` runs (None: no such slot)."""
+        return self.trials[slot] if 0 <= slot < len(self.trials) else None
+
+    def slot(self, trial: int) -> int | None:
+        """The slot that runs ``trial`` (None: this Job leaves it as it ended)."""
+        return self.trials.index(trial) if trial in self.trials else None
+
+    def by_trial(self, slots: Mapping[int, Any]) -> dict[int, Any]:
+        """``slots`` (slot -> anything) keyed by trial instead."""
+        return {trial: value for slot, value in slots.items() if (trial := self.trial(slot)) is not None}
+
+    def reading(self, job: JobReading) -> JobReading:
+        """``job`` with its failed and completed indexes as the trials they ran."""
+        return dataclasses.replace(
+            job,
+            failed_indexes=frozenset(self.by_trial(dict.fromkeys(job.failed_indexes))),
+            completed_indexes=frozenset(self.by_trial(dict.fromkeys(job.completed_indexes))),
+        )
 
 
 def parse_indexes(text: str | None) -> frozenset[int]:
@@ -78,12 +118,14 @@ class TrialVerdict(NamedTuple):
 
 
 def trial_verdict(
-    index: int, state: str, job: JobReading, pod: PodState | None, *, paused_for: str = ""
+    index: int, state: str, job: JobReading, pod: PodState | None, *, paused_for: str = "", held: bool = False
 ) -> TrialVerdict | None:
     """A trial's true state when the Job knows better than the bucket (None: the bucket's ``state`` stands).
 
     - the trainer paused it at ``max_cost`` (its ``result.json`` says so, ``paused_for``): paused, with that reason,
       whether its index completed (the trial exits 0) or failed (an older trainer's exit 3);
+    - ``held`` (the Job has no slot for it: a resume left it as it ended) and not ended in the bucket: failed — it
+      failed in an earlier Job before writing a result (its spec refused, a crash past its retries);
     - its index failed: failed, with its last pod's reason (the trainer's error line, OOMKilled, ...) — unless its
       last pod's exit code says it paused at ``max_cost`` (3, before it wrote ``result.json``): paused;
     - the Job failed and the trial had not ended: stopped — it never started, or was terminated with the Job.
@@ -91,6 +133,10 @@ def trial_verdict(
     reason = pod.reason if pod is not None else ""
     if paused_for:  # its index completed (exit 0) or, with an older trainer, failed (exit 3)
         return TrialVerdict("paused", paused_for)
+    if held:
+        if state in ENDED or state == "paused":
+            return None
+        return TrialVerdict("failed", "it failed in an earlier Job (resume -s --retry-failed runs it again)")
     if index in job.failed_indexes:
         if pod is not None and pod.state == "paused":
             return TrialVerdict("paused", reason or "max_cost reached")

@@ -149,6 +149,8 @@ def view(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks, reads: Buck
         current = _sweep_state(readings, suspended=bool(state.outputs.get("suspended")) and not ended)
         if job is not None:
             current = sweep_job.sweep_state(job) or current
+            if current == "completed" and any(reading.state == "failed" for reading in readings):
+                current = "failed"  # a trial the Job left as it ended (held) had failed
             detail = job.failed or ""
         if current == "failed" and not detail:
             short = [
@@ -174,11 +176,13 @@ def view(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks, reads: Buck
 
 @dataclass(frozen=True)
 class ClusterReading:
-    """The sweep's pods (the newest of each index, in words) and its trials Job, or why they cannot be read."""
+    """The sweep's pods (the newest of each slot, in words) and its trials Job, or why they cannot be read; each
+    slot read as the trial it runs (:class:`~tfcli.gke.sweep_job.SlotTable`)."""
 
-    pods: dict[int, PodState]
-    job: JobReading | None
+    pods: dict[int, PodState]  # by trial
+    job: JobReading | None  # its indexes as trials
     error: str | None = None
+    slots: sweep_job.SlotTable | None = None  # None: the cluster could not be read
 
     def judge(self, readings: list[TrialReading]) -> list[TrialReading]:
         """Each trial's state, corrected by what the Job says (a failed index, a Job that ended without it)."""
@@ -188,8 +192,9 @@ class ClusterReading:
         for reading in readings:
             index = reading.trial.index
             paused_for = str(reading.result.get("reason")) if states.paused_at_max_cost(reading.result) else ""
+            held = self.slots is not None and self.slots.slot(index) is None
             verdict = sweep_job.trial_verdict(
-                index, reading.state, self.job, self.pods.get(index), paused_for=paused_for
+                index, reading.state, self.job, self.pods.get(index), paused_for=paused_for, held=held
             )
             if verdict is not None:
                 reading = dataclasses.replace(reading, state=verdict.state, detail=verdict.detail)
@@ -225,7 +230,8 @@ def read_cluster(store: ExperimentStore, sweep: str, outputs: dict[str, Any]) ->
         job = sweep_job.trials_job(kube.jobs(namespace))
     except TfcliError as error:
         return ClusterReading({}, None, error.message.splitlines()[0])
-    return ClusterReading(pods, job)
+    slots = sweep_job.SlotTable.of(outputs, len(outputs.get("trials") or []))
+    return ClusterReading(slots.by_trial(pods), None if job is None else slots.reading(job), slots=slots)
 
 
 def trial_status(store: ExperimentStore, experiment: ExperimentDir, *, stacks: Stacks) -> Status:

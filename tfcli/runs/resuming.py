@@ -7,8 +7,8 @@ plan for both backends (``tfcli.backends`` makes it from the run's status; each 
   gets it). Completed members — and pruned ones with ``--include-pruned`` — then continue from their final checkpoint
   and train exactly the rest (docs/design.md §6.4); the budget must be above what each of them reached, and of a kind
   the spec already counts (``total_timesteps`` or ``episodes``: a budget of the other kind is not added).
-- What is left as it ended is *held*: the local queue does not launch it; on GKE, where a new Job runs every index,
-  its pod ends at once (``trainer run --hold``, :mod:`trainer.ended`).
+- What is left as it ended is *held*: the local queue does not launch it; on GKE the new Job has no slot (no pod)
+  for it, nor for a completed member whose budget stays (``finished``; infra/sweep_manifests.py).
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ class ResumePlan:
     # Pruned members that train on (``--include-pruned``, by index in the run's members): each backend writes
     # ``early_stop_released`` into their results (trainer/ended.py ``release``) before anything runs them.
     released: tuple[int, ...] = ()
+    # Completed members whose budget stays (by index): nothing to train; a GKE sweep's new Job gives them no pod.
+    finished: tuple[int, ...] = ()
 
     @property
     def extends(self) -> bool:
@@ -126,6 +128,7 @@ def plan_resume(
     failed: list[str] = []
     pruned: list[str] = []
     released: list[int] = []
+    finished: list[int] = []
     for index, status in members:
         state = status.state
         if state == "failed" and sweep and not options.retry_failed:
@@ -139,6 +142,8 @@ def plan_resume(
                 extended.append(status.name)
                 training.append(status)
                 released += [index] if state == "pruned" else []
+            else:
+                finished.append(index)
         else:
             training.append(status)
     if options.budget:
@@ -157,7 +162,7 @@ def plan_resume(
     if extended:
         budget = ", ".join(f"{UNITS[k]} {v:,}" for k, v in options.budget.items())
         notes.append(f"budget raised to {budget}: {len(extended)} finished run(s) continue from their last checkpoint")
-    return ResumePlan(options, tuple(held), tuple(extended), tuple(notes), run_state, tuple(released))
+    return ResumePlan(options, tuple(held), tuple(extended), tuple(notes), run_state, tuple(released), tuple(finished))
 
 
 def released_members(run: Run, plan: ResumePlan) -> list[ExperimentDir]:
