@@ -124,8 +124,8 @@ def failure_policy(container: str, *, per_index: bool = False) -> dict[str, Any]
     instead (``--output-parent``, :data:`trainer.results.TRIAL_COST_LIMIT_EXIT_CODE`), so that trials at their limit
     are no failed indexes; 3 stays ``FailIndex`` for a trainer image older than that. Exit 143 (the trainer
     checkpointed after SIGTERM: a pause, a spot reclaim, a drain) and pod disruptions are ignored: the pod is
-    replaced without counting against the retries. Any other failure (a crash, an OOM kill) counts: ``backoffLimit`` for the Job, or
-    ``backoffLimitPerIndex`` for each trial.
+    replaced without counting against the retries. Any other failure (a crash, an OOM kill) counts:
+    ``backoffLimit`` for the Job, or ``backoffLimitPerIndex`` for each trial.
     """
     return {
         "rules": [
