@@ -26,6 +26,9 @@ EXAMPLE_PROJECT = "my-gcp-project"
 EXAMPLE_REGION = "us-central1"
 EXAMPLE_ZONE = "us-central1-a"  # T4s are offered there; a zone keeps node counts exact (see infra/README.md)
 EXAMPLE_SHARED_CLUSTER = "shared-t4"
+# The repository root is a tfcli project whose code folder is envs/ (the bundled gridworld-ppo's environment): the
+# quick start's `experiment start -f cartpole-ppo` writes it into the stack file, so the committed example holds it too.
+REPOSITORY_CODE = "envs"
 
 
 def _location(project: str, region: str | None, zone: str | None) -> dict[str, Any]:
@@ -77,6 +80,8 @@ def example_stack_files(library: ConfigLibrary | None = None) -> dict[str, str]:
     for name in ("cartpole-ppo", "space-invaders-dqn"):
         experiment = load_experiment(name, library=library).spec
         config = experiment_stack_config(experiment, project=EXAMPLE_PROJECT, region=EXAMPLE_REGION, zone=EXAMPLE_ZONE)
+        if (STACKS_DIR.parent / REPOSITORY_CODE).is_dir():  # what `experiment new` writes here (tfcli.yaml's default)
+            config[keys.CODE_KEY] = [REPOSITORY_CODE]
         files[f"Pulumi.{name}.yaml"] = stack_file_text(
             config,
             comment=f"Experiment stack: the bundled '{name}' experiment, fully resolved, on a cluster of its own.\n"
