@@ -42,7 +42,9 @@ def test_new_writes_the_stack_file_with_a_placeholder_project_and_local_use_is_u
 
 
 def test_new_keeps_what_it_does_not_own_in_an_existing_stack_file(project: Path) -> None:
-    # The committed example stays byte for byte what `python -m infra.stack_files` writes.
+    # The committed example stays byte for byte what `python -m infra.stack_files` writes, in a project with an
+    # envs/ folder as the repository root has (tfcli:code: [envs]).
+    (project / "envs").mkdir()
     shutil.copy(STACKS_DIR / "Pulumi.cartpole-ppo.yaml", project / "stacks")
     before = (project / "stacks" / "Pulumi.cartpole-ppo.yaml").read_text()
     assert invoke("experiment", "new", "-f", "cartpole-ppo")[0] == 0
