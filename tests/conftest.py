@@ -17,6 +17,24 @@ from disk_kit import mount_tmpfs, unmount
 from tfcli.spec.library import PROJECT_FILE
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Install libfuse 3 where it is missing, as .ci/run does, so that the README's `uv run pytest` alone sets up what
+    the GCS FUSE stand-in (tests/gcsfuse.py) needs on a fresh machine. Only once (not in xdist's workers, which start
+    after this and import the stand-in), only as root with apt-get; elsewhere the mounting tests say what is missing."""
+    import ctypes.util
+    import os
+    import shutil
+    import subprocess
+
+    if hasattr(config, "workerinput") or ctypes.util.find_library("fuse3"):
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        return
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "libfuse3-3"]):
+        subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600, check=False)
+
+
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty tfcli project (``tfcli.yaml``, ``configs/<kind>/``, ``experiments/``, ``stacks/``), made the cwd."""
