@@ -65,11 +65,18 @@ def test_trials_at_max_cost_end_their_indexes_without_failing_the_job_and_resume
     assert code == 0, stderr
     assert "max_cost=1e-09 0/1" in listed and "failed" not in listed, listed
 
-    # max_cost raised in sweep.yaml: resume -s replaces the ended Job, holding no trial; the two go on to the budget.
+    # max_cost raised in sweep.yaml and in each trial's experiment.yaml alike (an axis changed in sweep.yaml alone
+    # would relabel the trials' results, which reading the sweep refuses): resume -s replaces the ended Job, holding
+    # no trial; the two go on to the budget.
+    raised = {TINY: ROOMY, 2 * TINY: ROOMY + 1, ROOMY: ROOMY + 2}
     sweep_yaml = lab / "experiments" / SWEEP / "sweep.yaml"
     definition = yaml.safe_load(sweep_yaml.read_text())
-    definition["axes"]["max_cost"] = [ROOMY, ROOMY + 1, ROOMY + 2]
+    definition["axes"]["max_cost"] = [raised[value] for value in definition["axes"]["max_cost"]]
     sweep_yaml.write_text(yaml.safe_dump(definition, sort_keys=False))
+    for trial_yaml in (lab / "experiments").glob(f"{SWEEP}-*/experiment.yaml"):
+        spec = yaml.safe_load(trial_yaml.read_text())
+        spec["max_cost"] = raised[spec["max_cost"]]
+        trial_yaml.write_text(yaml.safe_dump(spec, sort_keys=False))
     ended_job = deployed_job(fake_pulumi.state, SWEEP)
     code, stdout, stderr = invoke("experiment", "resume", "-s", SWEEP)
     assert code == 0, stdout + stderr
