@@ -9,7 +9,7 @@ import pytest
 from job_controller import index_ranges
 
 from tfcli.gke.pod_states import PodState
-from tfcli.gke.sweep_job import JobReading, parse_indexes, sweep_state, trial_verdict, trials_job
+from tfcli.gke.sweep_job import JobReading, SlotTable, parse_indexes, sweep_state, trial_verdict, trials_job
 
 
 @pytest.mark.parametrize("indexes", [set(), {0}, {0, 1, 2}, {1, 3, 4, 5, 9}, set(range(0, 1000, 3))])
@@ -122,3 +122,62 @@ def test_a_failed_job_stops_the_trials_that_had_not_ended_and_says_how() -> None
     )
     for state in ("completed", "pruned", "failed", "paused"):  # ended already (paused: at max_cost)
         assert trial_verdict(4, state, ended, pod) is None
+
+
+EARLIER = "it failed in an earlier Job (resume -s --retry-failed runs it again)"
+
+
+def test_a_held_trial_that_had_not_ended_failed_in_an_earlier_job() -> None:
+    quiet = JobReading(None, False, frozenset(), frozenset())
+    for state in ("new", "running", "waiting"):
+        assert trial_verdict(3, state, quiet, None, held=True) == ("failed", EARLIER)
+    for state in ("completed", "pruned", "failed", "paused"):  # it ended there: the bucket's state stands
+        assert trial_verdict(3, state, quiet, None, held=True) is None
+    # Held, its index means nothing (another trial's slot may carry it): not read as failed nor stopped.
+    other = JobReading("BackoffLimitExceeded: too many", False, frozenset({3}), frozenset())
+    pod = PodState("trials-2-3-00001", "trial", "failed", "OOMKilled")
+    assert trial_verdict(3, "completed", other, pod, held=True) is None
+    assert trial_verdict(3, "running", other, pod, held=True) == ("failed", EARLIER)
+    # A pause at max_cost that result.json records comes first, held or not.
+    assert trial_verdict(3, "paused", quiet, None, paused_for="max_cost reached", held=True) == (
+        "paused",
+        "max_cost reached",
+    )
+
+
+@pytest.mark.parametrize(
+    ("outputs", "trials", "table"),
+    [
+        ({"slots": [4, 1, 7]}, 9, (4, 1, 7)),
+        ({"slots": ["2", "0"]}, 9, (2, 0)),  # as a stack output may read back: strings of digits
+        ({"slots": []}, 3, ()),  # a re-run Job with nothing left to train
+        ({}, 3, (0, 1, 2)),  # deployed before the output existed: slot k ran trial k
+        ({"slots": None}, 2, (0, 1)),
+        ({"slots": "1,2"}, 2, (0, 1)),  # not a list
+        ({"slots": [1, "x"]}, 2, (0, 1)),  # not all slots are trial numbers
+        ({"slots": [1, -2]}, 2, (0, 1)),
+        ({"slots": [1, None]}, 2, (0, 1)),
+    ],
+)
+def test_the_slot_table_is_read_from_the_stack_outputs(outputs: dict[str, Any], trials: int, table: tuple) -> None:
+    read = SlotTable.of(outputs, trials)
+    assert read == SlotTable(table) and all(type(trial) is int for trial in read.trials)
+
+
+def test_a_slot_is_its_trial_and_a_trial_its_slot() -> None:
+    table = SlotTable((4, 1, 7))
+    assert [table.trial(slot) for slot in (-1, 0, 1, 2, 3)] == [None, 4, 1, 7, None]
+    assert [table.slot(trial) for trial in (4, 1, 7, 0, 2)] == [0, 1, 2, None, None]
+    assert SlotTable(()).trial(0) is None and SlotTable(()).slot(0) is None
+    assert table.by_trial({0: "a", 2: "c", 3: "lost", -1: "lost"}) == {4: "a", 7: "c"}
+    assert table.by_trial({}) == {}
+
+
+def test_a_reading_by_slot_becomes_a_reading_by_trial() -> None:
+    table = SlotTable((4, 1, 7))
+    by_slot = JobReading("FailedIndexes: Job has failed indexes", True, frozenset({0, 2, 5}), frozenset({1, 6}))
+    assert table.reading(by_slot) == JobReading(
+        "FailedIndexes: Job has failed indexes", True, frozenset({4, 7}), frozenset({1})
+    )
+    quiet = JobReading(None, False, frozenset(), frozenset({0}))
+    assert table.reading(quiet) == JobReading(None, False, frozenset(), frozenset({4}))
