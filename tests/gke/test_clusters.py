@@ -127,13 +127,29 @@ def test_names_are_shared_between_experiments_and_clusters(gke_project: Path, fa
 
 
 def test_one_command_per_cluster_at_a_time(gke_project: Path, fake_pulumi: FakePulumi) -> None:
-    from tfcli.gke.deploy import cluster_lock
-    from tfcli.project import open_project
+    import subprocess
+    import sys
 
     create_shared("shared-t4")
-    with cluster_lock(open_project(), "shared-t4"):
+    # Another tfcli process holds the cluster's lock (tfcli's locks are re-entrant within one process).
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nfrom tfcli.gke.deploy import cluster_lock\nfrom tfcli.project import open_project\n"
+            "with cluster_lock(open_project(), 'shared-t4'):\n    print('held', flush=True)\n    time.sleep(120)\n",
+        ],
+        cwd=gke_project,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         code, _, stderr = invoke("cluster", "delete", "-c", "shared-t4")
         assert code == 1 and "cluster 'shared-t4' is busy" in stderr
+    finally:
+        holder.kill()
+        holder.wait()
     assert invoke("cluster", "delete", "-c", "shared-t4")[0] == 0
 
 

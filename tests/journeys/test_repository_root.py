@@ -32,7 +32,7 @@ def repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 
 
 def test_gridworld_validates_in_the_repository(repository: Path) -> None:
-    code, _, stderr = invoke("validate", "-q", "gridworld-ppo")
+    code, _, stderr = invoke("validate", "gridworld-ppo")
     assert code == 0, stderr
     assert "4 x envs.gridworld:GridWorld (observations (2,), 4 discrete actions" in stderr
 
