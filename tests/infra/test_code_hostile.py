@@ -146,7 +146,9 @@ from tfcli.errors import InvalidInput
 try:
     read_code(Path.cwd(), ["envs"], where="Pulumi.gw-gke.yaml: tfcli:code")
 except InvalidInput as error:
-    print(json.dumps({"problem": str(error), "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+    # VmHWM: this process's own peak (ru_maxrss would carry the forking pytest worker's from before the exec)
+    peak = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("VmHWM:"))
+    print(json.dumps({"problem": str(error), "peak_kib": int(peak.split()[1])}))
 """
     ran = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, cwd=root)
     assert ran.returncode == 0, ran.stderr
