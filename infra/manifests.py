@@ -58,6 +58,7 @@ from infra.pod_parts import (
     container_security,
     cpu_learner_affinity,
     failure_policy,
+    gpu_sharing_selector,
     named_job,
     pod_security,
     price_env,
@@ -153,7 +154,11 @@ def learner_job(experiment: Experiment, ctx: ManifestContext, workers_job: str |
         ],
     }
     if learner_gpus(experiment) and experiment.cluster and experiment.cluster.gpu_type:
-        pod["nodeSelector"] = {naming.POOL_LABEL: naming.LEARNER_POOL, ACCELERATOR_LABEL: experiment.cluster.gpu_type}
+        pod["nodeSelector"] = {
+            naming.POOL_LABEL: naming.LEARNER_POOL,
+            ACCELERATOR_LABEL: experiment.cluster.gpu_type,
+            **gpu_sharing_selector(experiment),
+        }
         # GKE taints GPU nodes nvidia.com/gpu=present:NoSchedule when the cluster has a non-GPU pool (ours always
         # does); its ExtendedResourceToleration admission adds this too — written out so the manifest says it.
         pod["tolerations"] = [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]

@@ -42,6 +42,25 @@ class NodePoolsArgs:
     after: Sequence[pulumi.Resource] = ()
 
 
+def gpu_sharing_config(
+    shape: PoolShape,
+) -> gcp.container.NodePoolNodeConfigGuestAcceleratorGpuSharingConfigArgsDict | None:
+    """The accelerator's ``gpu_sharing_config`` (pulumi-gcp 10.2.0: ``gpu_sharing_strategy`` ``TIME_SHARING`` or
+    ``MPS``, ``max_shared_clients_per_gpu``) for a pool whose GPUs several learners share; None otherwise."""
+    if shape.gpu_sharing is None:
+        return None
+    strategy, clients = shape.gpu_sharing
+    return {"gpu_sharing_strategy": strategy, "max_shared_clients_per_gpu": clients}
+
+
+def flex_start_node_config(shape: PoolShape) -> gcp.container.NodePoolNodeConfigArgsDict:
+    """Flex-start (Dynamic Workload Scheduler) nodes: ``flex_start`` and no reservation, as GKE's docs create such a
+    pool (``--flex-start --reservation-affinity=none``, autoscaled from zero, no auto-repair); nothing otherwise."""
+    if not shape.flex_start:
+        return {}
+    return {"flex_start": True, "reservation_affinity": {"consume_reservation_type": "NO_RESERVATION"}}
+
+
 class NodePools(pulumi.ComponentResource):
     learner: gcp.container.NodePool
     cpu: gcp.container.NodePool
@@ -69,18 +88,20 @@ class NodePools(pulumi.ComponentResource):
         }
         if shape.gpus_per_node and shape.gpu_type:
             # GKE installs the driver and taints the nodes nvidia.com/gpu=present:NoSchedule by itself.
-            node_config["guest_accelerators"] = [
-                {
-                    "type": shape.gpu_type,
-                    "count": shape.gpus_per_node,
-                    "gpu_driver_installation_config": {"gpu_driver_version": GPU_DRIVER_VERSION},
-                }
-            ]
+            accelerator: gcp.container.NodePoolNodeConfigGuestAcceleratorArgsDict = {
+                "type": shape.gpu_type,
+                "count": shape.gpus_per_node,
+                "gpu_driver_installation_config": {"gpu_driver_version": GPU_DRIVER_VERSION},
+            }
+            if (sharing := gpu_sharing_config(shape)) is not None:
+                accelerator["gpu_sharing_config"] = sharing
+            node_config["guest_accelerators"] = [accelerator]
+        node_config.update(flex_start_node_config(shape))
         autoscaling: gcp.container.NodePoolAutoscalingArgsDict = {
             "total_min_node_count": shape.min_nodes,
             "total_max_node_count": shape.max_nodes,
             # Spot capacity comes and goes per zone: let the autoscaler take any zone that has some.
-            "location_policy": "ANY" if shape.spot else "BALANCED",
+            "location_policy": "ANY" if shape.spot or shape.flex_start else "BALANCED",
         }
         return gcp.container.NodePool(
             resource_name,
@@ -90,7 +111,8 @@ class NodePools(pulumi.ComponentResource):
             cluster=args.cluster,
             initial_node_count=naming.nodes_per_zone(shape.nodes, args.location),
             autoscaling=autoscaling,
-            management={"auto_repair": True, "auto_upgrade": True},
+            # Flex-start nodes are not repaired (GKE docs: a repair would recreate a node that waited for capacity).
+            management={"auto_repair": not shape.flex_start, "auto_upgrade": True},
             upgrade_settings=GPU_POOL_UPGRADES if "guest_accelerators" in node_config else None,
             node_config=node_config,
             opts=pulumi.ResourceOptions(

@@ -75,6 +75,8 @@ def _pool_inputs(inputs: dict[str, Any]) -> dict[str, Any]:
         "machineType": config.get("machineType"),
         "gpus": f"{accelerators[0].get('count', 0)} x {accelerators[0]['type']}" if accelerators[0] else "0",
         "spot": config.get("spot"),
+        "flexStart": config.get("flexStart"),
+        "gpuSharing": accelerators[0].get("gpuSharingConfig") if accelerators[0] else None,
         "nodes": f"{autoscaling.get('totalMinNodeCount')}..{autoscaling.get('totalMaxNodeCount')}"
         f" (start {inputs.get('initialNodeCount')} per zone)",
         "location": inputs.get("location"),
@@ -264,6 +266,7 @@ def node_groups(resources: list[PlannedResource]) -> list[prices.NodeGroup]:
                 max_nodes=max(nodes, autoscaling.get("totalMaxNodeCount", nodes)),
                 gpu_type=accelerators[0].get("type"),
                 gpus_per_node=accelerators[0].get("count", 0),
+                flex_start=bool(config.get("flexStart")),
             )
         )
     return groups

@@ -33,6 +33,10 @@ RESULTS_MOUNT_OPTIONS = (
 )
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+# The labels GKE puts on the nodes of a pool whose GPUs are shared (GKE docs "About GPU sharing strategies":
+# time-sharing and NVIDIA MPS); a pod selecting them lands only where its GPU is a share of this kind and size.
+SHARING_STRATEGY_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
+SHARED_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
 # How pulumi-kubernetes awaits a Job (provider/pkg/metadata/overrides.go): without an override it waits for the Job
 # to *complete* (hours). ``pulumi.com/waitFor`` replaces that wait: ready once the API server has the Job (it has a
 # uid). Not ``pulumi.com/skipAwait``: on a Job that also skips awaiting its *deletion*, so a replaced Job's pods (their
@@ -164,6 +168,16 @@ SPEC_VOLUME = {
     "configMap": {"name": naming.SPEC_CONFIG_MAP, "items": [{"key": naming.SPEC_FILE, "path": naming.SPEC_FILE}]},
 }
 SPEC_ARGS = ["--spec", f"{naming.SPEC_DIR}/{naming.SPEC_FILE}"]
+
+
+def gpu_sharing_selector(experiment: Experiment) -> dict[str, str]:
+    """The node selector of a learner that asks for a share of a GPU (``nvidia.com/gpu: 1`` is then one share, as
+    GKE requires of shared GPUs); empty when its cluster does not share GPUs."""
+    cluster = experiment.cluster
+    sharing = cluster.gpu_sharing if cluster is not None else None
+    if sharing is None:
+        return {}
+    return {SHARING_STRATEGY_LABEL: sharing.strategy, SHARED_CLIENTS_LABEL: str(sharing.clients_per_gpu)}
 
 
 def spec_digest(experiment: Experiment) -> str:

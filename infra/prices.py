@@ -8,6 +8,12 @@ GPU pricing (https://cloud.google.com/compute/gpus-pricing), disk pricing
 rows, rounded; spot prices move (up to once a day), and other regions cost more or less. The figures are an estimate
 for budgeting — the bill is the truth. Update ``AS_OF`` with the table.
 
+Flex-start (GKE's Dynamic Workload Scheduler, https://cloud.google.com/kubernetes-engine/docs/concepts/dws and
+https://cloud.google.com/products/dws/pricing): no preemption, at most seven days a node, vCPUs and GPUs discounted
+"up to 53 %" against on-demand, memory and disk at on-demand rates. ``FLEX_START_DISCOUNT`` holds that documented
+discount as of ``AS_OF``; the real SKU price may be less of a discount for some families, so a flex-start estimate is
+the cheapest it can bill.
+
 The model: a node costs vCPUs x the family's vCPU rate + GiB x its memory rate (custom shapes have their own rates)
 + GPUs x the GPU's rate + boot disk GB x the pd-balanced rate; a cluster adds GKE's management fee (the free tier's
 monthly credit for one zonal cluster is not counted).
@@ -63,6 +69,9 @@ GPU_RATES: dict[str, tuple[float, float]] = {
     "nvidia-h200-141gb": (10.60, 3.72),
 }
 
+# Flex-start's documented discount on vCPUs and GPUs against on-demand (memory and disk are not discounted).
+FLEX_START_DISCOUNT = 0.53
+
 PD_BALANCED_GB_MONTH = 0.10
 GKE_CLUSTER_FEE_HOUR = 0.10
 
@@ -80,6 +89,11 @@ class NodeGroup:
     max_nodes: int
     gpu_type: str | None = None
     gpus_per_node: int = 0
+    flex_start: bool = False
+
+    @property
+    def provisioning(self) -> str:
+        return "flex-start" if self.flex_start else "spot" if self.spot else "on-demand"
 
 
 @dataclass(frozen=True)
@@ -112,8 +126,9 @@ class CostEstimate:
         return self.usd_per_hour * HOURS_PER_MONTH
 
 
-def machine_hourly(machine_type: str, *, spot: bool) -> float | None:
-    """The machine's vCPU + memory price per hour (GPUs and disk apart); None if the table lacks its family."""
+def machine_hourly(machine_type: str, *, spot: bool, flex_start: bool = False) -> float | None:
+    """The machine's vCPU + memory price per hour (GPUs and disk apart); None if the table lacks its family.
+    Flex-start: the on-demand rates with the vCPUs discounted."""
     shape = machine_shape(machine_type)
     if shape is None:
         return None
@@ -122,13 +137,18 @@ def machine_hourly(machine_type: str, *, spot: bool) -> float | None:
     )
     if rates is None:
         return None
-    rate = rates[1] if spot else rates[0]
-    return shape.vcpus * rate.vcpu + shape.memory_gib * rate.memory_gib
+    rate = rates[1] if spot and not flex_start else rates[0]
+    vcpu = rate.vcpu * (1 - FLEX_START_DISCOUNT) if flex_start else rate.vcpu
+    return shape.vcpus * vcpu + shape.memory_gib * rate.memory_gib
 
 
-def gpu_hourly(gpu_type: str, *, spot: bool) -> float | None:
+def gpu_hourly(gpu_type: str, *, spot: bool, flex_start: bool = False) -> float | None:
     rates = GPU_RATES.get(gpu_type)
-    return None if rates is None else rates[1 if spot else 0]
+    if rates is None:
+        return None
+    if flex_start:
+        return rates[0] * (1 - FLEX_START_DISCOUNT)
+    return rates[1 if spot else 0]
 
 
 def disk_hourly(size_gb: int) -> float:
@@ -136,10 +156,12 @@ def disk_hourly(size_gb: int) -> float:
 
 
 def _node_lines(group: NodeGroup, nodes: int) -> list[CostLine]:
-    kind = "spot" if group.spot else "on-demand"
+    kind, flex = group.provisioning, group.flex_start
     lines = [
         CostLine(
-            f"{group.pool}: {group.machine_type} ({kind})", nodes, machine_hourly(group.machine_type, spot=group.spot)
+            f"{group.pool}: {group.machine_type} ({kind})",
+            nodes,
+            machine_hourly(group.machine_type, spot=group.spot, flex_start=flex),
         )
     ]
     if group.gpu_type and group.gpus_per_node:
@@ -147,7 +169,7 @@ def _node_lines(group: NodeGroup, nodes: int) -> list[CostLine]:
             CostLine(
                 f"{group.pool}: {group.gpu_type} GPU ({kind})",
                 nodes * group.gpus_per_node,
-                gpu_hourly(group.gpu_type, spot=group.spot),
+                gpu_hourly(group.gpu_type, spot=group.spot, flex_start=flex),
             )
         )
     lines.append(

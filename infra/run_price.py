@@ -40,6 +40,7 @@ def _group(pool: str, shape: PoolShape, nodes: int) -> prices.NodeGroup:
         max_nodes=nodes,
         gpu_type=shape.gpu_type if shape.gpus_per_node else None,
         gpus_per_node=shape.gpus_per_node,
+        flex_start=shape.flex_start,
     )
 
 
@@ -90,10 +91,17 @@ def trial_hourly_price(trials: list[Experiment], *, shared_cluster: bool) -> flo
     trials it completed. A sweep run with fewer trials at a time than its pool holds is charged a little less fee and
     system node per trial than it pays.
     """
-    from infra.sizing import default_parallelism, learner_pods_per_node, widest
-
     if all(trial.max_cost is None for trial in trials):
         return None
+    return trial_price(trials, shared_cluster=shared_cluster)
+
+
+def trial_price(trials: list[Experiment], *, shared_cluster: bool) -> float | None:
+    """Dollars per trial-hour (see :func:`trial_hourly_price`): its share of a learner node — a GPU share on a pool
+    whose GPUs are shared — plus, on its own cluster, its share of the CPU node and the fee; None when the cluster's
+    shape is unknown. ``plan -s`` shows it."""
+    from infra.sizing import default_parallelism, learner_pods_per_node, widest
+
     trial = widest(trials)
     groups = run_nodes(trial, shared_cluster=shared_cluster)
     if groups is None:

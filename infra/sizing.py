@@ -27,6 +27,9 @@ class PoolShape:
     nodes: int = 1
     min_nodes: int = 0
     max_nodes: int = 1
+    # GKE GPU sharing: (strategy as the API spells it, pods per GPU); None: a pod per GPU.
+    gpu_sharing: tuple[str, int] | None = None
+    flex_start: bool = False  # Dynamic Workload Scheduler flex-start nodes (not spot)
 
 
 CPU_POOL_MACHINE = "e2-standard-4"
@@ -44,6 +47,13 @@ def learner_gpus(experiment: Experiment) -> int:
     """GPUs the learner asks for: one when its cluster has GPUs (TensorForce 0.6 trains one model on one GPU)."""
     cluster = experiment.cluster
     return 1 if cluster is not None and (cluster.gpus_per_node or 0) > 0 else 0
+
+
+def gpu_shares(experiment: Experiment) -> int:
+    """Learners one GPU of the cluster holds: its ``gpu_sharing.clients_per_gpu``, else one."""
+    cluster = experiment.cluster
+    sharing = cluster.gpu_sharing if cluster is not None else None
+    return sharing.clients_per_gpu if sharing is not None and learner_gpus(experiment) else 1
 
 
 def cpu_quantity(cores: float) -> str:
@@ -134,6 +144,8 @@ def learner_resources(experiment: Experiment) -> dict[str, dict[str, str]]:
     """
     local_envs = 0 if experiment.run_mode == "distributed" else experiment.num_environments
     room_cpu, room_memory = room_for_workloads(learner_shape(experiment), tainted=learner_gpus(experiment) > 0)
+    # On a shared GPU, the node's room is split among the learners its GPUs hold (each one a share).
+    room_cpu, room_memory = room_cpu // _learners_per_node(experiment), room_memory // _learners_per_node(experiment)
     usable_cpu = max(0.5, (room_cpu - FUSE_SIDECAR_REQUESTS[0]) / 1000)
     usable_memory = max(1.0, (room_memory - FUSE_SIDECAR_REQUESTS[1]) / 1024)
     cpu = min(1 + max(local_envs, 1), usable_cpu)
@@ -146,6 +158,13 @@ def learner_resources(experiment: Experiment) -> dict[str, dict[str, str]]:
         resources["requests"][GPU_RESOURCE] = str(gpus)
         resources["limits"][GPU_RESOURCE] = str(gpus)
     return resources
+
+
+def _learners_per_node(experiment: Experiment) -> int:
+    """The learners a node's shared GPUs hold (GPUs x shares); 1 without sharing (a learner may use the node)."""
+    shares = gpu_shares(experiment)
+    cluster = experiment.cluster
+    return (cluster.gpus_per_node or 1) * shares if cluster is not None and shares > 1 else 1
 
 
 WORKER_RESOURCES = {"requests": {"cpu": "1000m", "memory": "1024Mi"}, "limits": {"cpu": "1000m", "memory": "2048Mi"}}
@@ -170,6 +189,10 @@ def learner_pool(cluster: Cluster) -> PoolShape:
         nodes=cluster.num_nodes,
         min_nodes=cluster.min_nodes if cluster.min_nodes is not None else 0,
         max_nodes=cluster.max_nodes if cluster.max_nodes is not None else cluster.num_nodes,
+        gpu_sharing=(cluster.gpu_sharing.gke_strategy, cluster.gpu_sharing.clients_per_gpu)
+        if cluster.gpu_sharing
+        else None,
+        flex_start=cluster.provisioning_model == "flex-start",
     )
 
 
@@ -200,7 +223,7 @@ def learner_pods_per_node(experiment: Experiment) -> int:
     fits = pods_per_node(learner_shape(experiment), pod, tainted=gpus > 0)
     if gpus:
         cluster = experiment.cluster
-        fits = min(fits, ((cluster.gpus_per_node if cluster else None) or gpus) // gpus)
+        fits = min(fits, ((cluster.gpus_per_node if cluster else None) or gpus) * gpu_shares(experiment) // gpus)
     return max(1, fits)
 
 

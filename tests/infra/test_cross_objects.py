@@ -39,6 +39,8 @@ from tfcli.spec import Experiment
 from tfcli.spec.library import BUNDLED_CONFIGS
 
 GPU = "nvidia.com/gpu"
+SHARING_STRATEGY = "cloud.google.com/gke-gpu-sharing-strategy"
+SHARED_CLIENTS = "cloud.google.com/gke-max-shared-clients-per-gpu"
 GPU_TAINT = {"key": GPU, "value": "present", "effect": "NoSchedule"}  # what GKE puts on GPU nodes beside a CPU pool
 WRITE_ROLES = {"roles/storage.objectAdmin", "roles/storage.objectCreator", "roles/storage.objectUser"}
 CASES = [
@@ -86,10 +88,14 @@ def nodes(plan: Plan) -> list[dict[str, Any]]:
         accelerators = config.get("guestAccelerators") or []
         labels = {**config.get("labels", {}), "cloud.google.com/gke-nodepool": pool.inputs["name"]}
         taints = list(config.get("taints", []))
+        shares = 1
         if accelerators:
             labels["cloud.google.com/gke-accelerator"] = accelerators[0]["type"]
             if has_cpu_pool:
                 taints.append(GPU_TAINT)
+            if sharing := accelerators[0].get("gpuSharingConfig"):
+                labels.update(sharing_labels(sharing))
+                shares = sharing["maxSharedClientsPerGpu"]
         shape = machine_shape(config["machineType"])
         assert shape is not None
         count = pool.inputs["initialNodeCount"] * naming.zones_of(pool.inputs["location"])
@@ -100,11 +106,38 @@ def nodes(plan: Plan) -> list[dict[str, Any]]:
                     "pool": pool.inputs["name"],
                     "labels": labels,
                     "taints": taints,
-                    "gpus": accelerators[0]["count"] if accelerators else 0,
+                    # A shared GPU is advertised as that many nvidia.com/gpu, one per client (GKE docs).
+                    "gpus": accelerators[0]["count"] * shares if accelerators else 0,
                     "allocatable": gke_allocatable(shape.vcpus, shape.memory_gib),
                 }
             )
     return found
+
+
+def sharing_labels(sharing: dict[str, Any]) -> dict[str, str]:
+    """The labels GKE puts on the nodes of a pool whose GPUs are shared ("About GPU sharing strategies in GKE":
+    ``cloud.google.com/gke-gpu-sharing-strategy`` ``time-sharing`` / ``mps``, and the clients per GPU)."""
+    return {
+        SHARING_STRATEGY: sharing["gpuSharingStrategy"].lower().replace("_", "-"),
+        SHARED_CLIENTS: str(sharing["maxSharedClientsPerGpu"]),
+    }
+
+
+def check_gpu_sharing(objects: dict[tuple[str, str, str], dict[str, Any]], node_list: list[dict[str, Any]]) -> None:
+    """A pod that selects a GPU share asks for exactly one (``nvidia.com/gpu: 1``, as GKE requires of shared GPUs)
+    and has a pool that shares GPUs that way; a pod on a sharing pool selects the share it is priced at."""
+    sharing_nodes = [n for n in node_list if SHARING_STRATEGY in n["labels"]]
+    for (kind, _, name), job in objects.items():
+        if kind != "Job":
+            continue
+        pod = job["spec"]["template"]["spec"]
+        selector = pod.get("nodeSelector", {})
+        _, _, gpus = pod_requests(job["spec"]["template"])
+        if SHARING_STRATEGY in selector or SHARED_CLIENTS in selector:
+            assert gpus == 1, f"{name}: a GPU share is nvidia.com/gpu: 1, not {gpus}"
+            assert any(schedulable(pod, n) for n in sharing_nodes), f"{name}: selects a GPU share no pool offers"
+        elif gpus:
+            assert not any(schedulable(pod, n) for n in sharing_nodes), f"{name}: on a shared GPU without a share"
 
 
 def gke_allocatable(vcpus: float, memory_gib: float) -> tuple[float, float]:
@@ -376,6 +409,7 @@ def test_the_planned_objects_agree_with_each_other(name: str, mode: str, shared:
     check_results_bucket(plan, objects)
     node_list = nodes(pool_plan(plan, spec, shared))
     check_scheduling(objects, node_list)
+    check_gpu_sharing(objects, node_list)
     check_fit(objects, node_list)
 
 

@@ -36,6 +36,7 @@ class Planned:
     file: StackFile
     name: str
     trials: int | None = None  # a sweep's: they run in one Indexed Job
+    trial_usd_per_hour: float | None = None  # a sweep's: one trial's share of the nodes and fee
 
     @property
     def config(self) -> dict[str, Any]:
@@ -88,8 +89,12 @@ def planned_sweep(
     if shared_cluster is not None:
         cluster_spec(project, checked_flag(shared_cluster, "--cluster"))  # an unknown one lists the known ones
     stack_file, _ = deploy_stack(project, sweep.definition(), shared_cluster=shared_cluster, parallelism=parallelism)
-    sweep_settings_from_config(stack_file.config, stack=sweep.name)  # every mistake before Pulumi runs, exit code 2
-    return Planned(stack_file, sweep.name, trials=len(sweep.trials()))
+    from infra.run_price import trial_price
+
+    # every mistake before Pulumi runs, exit code 2
+    settings = sweep_settings_from_config(stack_file.config, stack=sweep.name)
+    price = trial_price(settings.trials, shared_cluster=settings.settings.shared_cluster_stack is not None)
+    return Planned(stack_file, sweep.name, trials=len(sweep.trials()), trial_usd_per_hour=price)
 
 
 def plan(target: Planned) -> Plan:
@@ -98,8 +103,9 @@ def plan(target: Planned) -> Plan:
     return plan_stack(target.config, stack=target.name)
 
 
-def spot_alternative(result: Plan) -> tuple[bool, CostEstimate] | None:
-    """(whether the learner pool is spot now, the estimate with it the other way); None without a learner pool."""
+def spot_alternative(result: Plan) -> tuple[str, CostEstimate] | None:
+    """(how the learner pool is provisioned now, the estimate with it spot — on-demand when it is spot); None without
+    a learner pool."""
     from infra import prices
     from infra.naming import LEARNER_POOL
     from infra.plan import CLUSTER_TYPE, node_groups
@@ -108,9 +114,10 @@ def spot_alternative(result: Plan) -> tuple[bool, CostEstimate] | None:
     learners = [group for group in groups if group.pool == LEARNER_POOL]
     if not learners:
         return None
-    flipped = [dataclasses.replace(g, spot=not g.spot) if g.pool == LEARNER_POOL else g for g in groups]
+    spot = not learners[0].spot
+    flipped = [dataclasses.replace(g, spot=spot, flex_start=False) if g.pool == LEARNER_POOL else g for g in groups]
     clusters = len(result.of_type(CLUSTER_TYPE))
-    return learners[0].spot, prices.estimate(flipped, clusters=clusters)
+    return learners[0].provisioning, prices.estimate(flipped, clusters=clusters)
 
 
 def plan_data(target: Planned, result: Plan) -> dict[str, Any]:
@@ -118,12 +125,19 @@ def plan_data(target: Planned, result: Plan) -> dict[str, Any]:
     data = result.to_data()
     data["placeholder_project"] = target.placeholder
     if target.trials is not None:
-        data.update({"trials": target.trials, "parallelism": int(result.outputs.get("parallelism", 1))})
+        data.update(
+            {
+                "trials": target.trials,
+                "parallelism": int(result.outputs.get("parallelism", 1)),
+                "trial_usd_per_hour": target.trial_usd_per_hour,
+            }
+        )
     if (alternative := spot_alternative(result)) is not None:
-        spot, estimate = alternative
-        data["cost"]["learner_spot"] = spot
+        provisioning, estimate = alternative
+        data["cost"]["learner_spot"] = provisioning == "spot"
+        data["cost"]["learner_provisioning"] = provisioning
         data["cost"]["other_learner_pricing"] = {
-            "learner_spot": not spot,
+            "learner_spot": provisioning != "spot",
             "usd_per_hour": estimate.usd_per_hour,
             "idle_usd_per_hour": estimate.idle_usd_per_hour,
             "max_usd_per_hour": estimate.max_usd_per_hour,

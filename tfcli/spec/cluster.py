@@ -7,6 +7,7 @@ import re
 from pydantic import Field, field_validator, model_validator
 
 from tfcli.spec.base import DnsName, StrictModel, raise_problems
+from tfcli.spec.gpu_pool import GpuSharing, Provisioning
 from tfcli.spec.machines import (
     ACCELERATOR_MACHINES,
     CPU_FAMILIES,
@@ -38,6 +39,8 @@ class Cluster(StrictModel):
     disk_size: int = Field(default=100, ge=10, le=65536, description="GB per node")
     location: str | None = None
     spot: bool = False
+    provisioning: Provisioning | None = Field(default=None, description="spot | on-demand | flex-start (from spot)")
+    gpu_sharing: GpuSharing | None = None
     image: str | None = Field(default=None, description="the trainer image on this cluster (one built FROM tfcli's)")
 
     @field_validator("gpu_type")
@@ -75,8 +78,10 @@ class Cluster(StrictModel):
                     f"needs min_nodes <= num_nodes <= max_nodes, got {min_nodes} <= {self.num_nodes} <= {max_nodes}",
                 )
             )
+        provisioning = self._provisioning(gpus, problems)
         raise_problems("Cluster", problems)
         for key, value in {
+            "spot": provisioning == "spot",
             "machine_type": machine_type,
             "gpus_per_node": gpus,
             "gpu_type": gpu_type,
@@ -85,6 +90,18 @@ class Cluster(StrictModel):
         }.items():
             object.__setattr__(self, key, value)
         return self
+
+    def _provisioning(self, gpus: int, problems: list[tuple[Loc, str]]) -> Provisioning:
+        """``provisioning``, else ``spot``'s meaning; flex-start and GPU sharing need the pool's GPUs."""
+        implied: Provisioning = "spot" if self.spot else "on-demand"
+        provisioning = self.provisioning or implied
+        if self.provisioning is not None and self.spot and provisioning != "spot":
+            problems.append((("provisioning",), f"'{provisioning}' contradicts spot: true; give one of them"))
+        if provisioning == "flex-start" and not gpus:
+            problems.append((("provisioning",), "flex-start provisions GPU nodes; set gpus_per_node"))
+        if self.gpu_sharing is not None and not gpus:
+            problems.append((("gpu_sharing",), "shares the pool's GPUs, but it has none; set gpus_per_node"))
+        return provisioning
 
     def _machine_type(self, problems: list[tuple[Loc, str]]) -> str | None:
         custom = None
@@ -155,6 +172,12 @@ class Cluster(StrictModel):
                 (("gpus_per_node",), f"{gpu.name} comes {', '.join(map(str, gpu.counts))} per node, not {gpus}")
             )
         return gpus, gpu.name
+
+    @property
+    def provisioning_model(self) -> Provisioning:
+        """How the learner pool's nodes are provisioned: ``provisioning``, else what ``spot`` says. (The resolved spec
+        keeps ``provisioning`` unset when it was, so older specs and their Jobs' digests stay as they were.)"""
+        return self.provisioning or ("spot" if self.spot else "on-demand")
 
     @property
     def total_gpus(self) -> int:

@@ -60,8 +60,8 @@ def show_plan(target: Planned, result: Plan) -> None:
         unit = "not in the price table" if line.unit_usd_per_hour is None else _usd(line.unit_usd_per_hour)
         console.print(f"  {line.count:g} x {escape(line.item)}: {unit}")
     if (alternative := spot_alternative(result)) is not None:
-        spot, other = alternative
-        now, then = ("spot", "on-demand") if spot else ("on-demand", "spot")
+        now, other = alternative
+        then = "on-demand" if now == "spot" else "spot"
         console.print(
             f"  learner nodes are {now}; as {then}: {_usd(other.usd_per_hour)} running, "
             f"{_usd(other.max_usd_per_hour)} at most"
@@ -76,6 +76,11 @@ def show_plan(target: Planned, result: Plan) -> None:
             f"time ({waves} wave(s)); the whole sweep costs about {waves} x one trial's duration x the running price "
             "above."
         )
+        if target.trial_usd_per_hour is not None:
+            console.print(
+                f"  per trial: [bold]{_usd(target.trial_usd_per_hour)}[/] (its share of a learner node — of a GPU "
+                "where the pool shares them — and of the CPU node and fee)"
+            )
 
 
 def show_local_plan(plan: LocalPlan) -> None:
