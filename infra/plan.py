@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -272,22 +272,34 @@ def node_groups(resources: list[PlannedResource]) -> list[prices.NodeGroup]:
     return groups
 
 
-def cost_of(resources: list[PlannedResource], outputs: Mapping[str, Any]) -> prices.CostEstimate:
+def cost_of(
+    resources: list[PlannedResource],
+    outputs: Mapping[str, Any],
+    book: prices.PriceBook = prices.BUNDLED,
+    notes: Sequence[str] = (),
+) -> prices.CostEstimate:
     clusters = sum(1 for r in resources if r.type == CLUSTER_TYPE)
-    notes = []
+    notes = list(notes)
     if shared := outputs.get("sharedClusterStack"):
         notes.append(f"runs on the shared cluster of stack {shared}: its nodes and fee are billed to that stack")
-    return prices.estimate(node_groups(resources), clusters=clusters, notes=notes)
+    return prices.estimate(node_groups(resources), clusters=clusters, notes=notes, book=book)
 
 
 def plan_stack(
-    config: Mapping[str, Any], *, stack: str = "dev", shared_outputs: Mapping[str, Mapping[str, Any]] | None = None
+    config: Mapping[str, Any],
+    *,
+    stack: str = "dev",
+    shared_outputs: Mapping[str, Mapping[str, Any]] | None = None,
+    book: prices.PriceBook = prices.BUNDLED,
+    price_notes: Sequence[str] = (),
 ) -> Plan:
-    """The resources, outputs and hourly cost of the stack with this config."""
+    """The resources, outputs and hourly cost (at ``book``'s rates, with ``price_notes``) of the stack with this
+    config."""
     resources, outputs = evaluate(config, stack=stack, shared_outputs=shared_outputs)
     # Registration order is asynchronous; a plan lists each component, then its children, by type and name.
     resources.sort(key=lambda r: (r.parent_type or r.type, r.parent is not None, r.type, r.name))
-    return Plan(stack=stack, resources=tuple(resources), outputs=outputs, cost=cost_of(resources, outputs))
+    cost = cost_of(resources, outputs, book, price_notes)
+    return Plan(stack=stack, resources=tuple(resources), outputs=outputs, cost=cost)
 
 
 def plan_stack_file(path: Path, *, shared_outputs: Mapping[str, Mapping[str, Any]] | None = None) -> Plan:

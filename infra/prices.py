@@ -21,8 +21,9 @@ monthly credit for one zonal cluster is not counted).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 
 from infra.shapes import machine_shape
 
@@ -74,6 +75,33 @@ FLEX_START_DISCOUNT = 0.53
 
 PD_BALANCED_GB_MONTH = 0.10
 GKE_CLUSTER_FEE_HOUR = 0.10
+STALE_AFTER_DAYS = 30  # the bundled table is old news after this: `plan` says so
+BUNDLED_SOURCE = "the bundled table (infra/prices.py)"
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    """The rates an estimate uses, where they come from and as of when: the bundled table, or the Cloud Billing
+    Catalog's current list prices merged over it (:mod:`infra.billing_catalog`)."""
+
+    as_of: str = AS_OF
+    source: str = BUNDLED_SOURCE
+    region: str = REGION
+    machines: Mapping[tuple[str, bool], tuple[Rates, Rates]] = field(default_factory=lambda: dict(MACHINE_RATES))
+    gpus: Mapping[str, tuple[float, float]] = field(default_factory=lambda: dict(GPU_RATES))
+
+    def staleness_note(self, today: date) -> str | None:
+        """A warning when this is the bundled table and it is older than ``STALE_AFTER_DAYS``."""
+        age = (today - date.fromisoformat(self.as_of)).days
+        if self.source != BUNDLED_SOURCE or age <= STALE_AFTER_DAYS:
+            return None
+        return (
+            f"the bundled prices are {age} days old (of {self.as_of}): spot prices move daily; with GCP credentials "
+            "`plan` reads current ones from the Cloud Billing Catalog"
+        )
+
+
+BUNDLED = PriceBook()
 
 
 @dataclass(frozen=True)
@@ -119,6 +147,7 @@ class CostEstimate:
     lines: tuple[CostLine, ...]
     as_of: str = AS_OF
     region: str = REGION
+    source: str = BUNDLED_SOURCE
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -126,14 +155,16 @@ class CostEstimate:
         return self.usd_per_hour * HOURS_PER_MONTH
 
 
-def machine_hourly(machine_type: str, *, spot: bool, flex_start: bool = False) -> float | None:
+def machine_hourly(
+    machine_type: str, *, spot: bool, flex_start: bool = False, book: PriceBook = BUNDLED
+) -> float | None:
     """The machine's vCPU + memory price per hour (GPUs and disk apart); None if the table lacks its family.
     Flex-start: the on-demand rates with the vCPUs discounted."""
     shape = machine_shape(machine_type)
     if shape is None:
         return None
-    rates = MACHINE_RATES.get((shape.family, shape.custom)) or (
-        None if shape.custom else MACHINE_RATES.get((shape.family, False))
+    rates = book.machines.get((shape.family, shape.custom)) or (
+        None if shape.custom else book.machines.get((shape.family, False))
     )
     if rates is None:
         return None
@@ -142,8 +173,8 @@ def machine_hourly(machine_type: str, *, spot: bool, flex_start: bool = False) -
     return shape.vcpus * vcpu + shape.memory_gib * rate.memory_gib
 
 
-def gpu_hourly(gpu_type: str, *, spot: bool, flex_start: bool = False) -> float | None:
-    rates = GPU_RATES.get(gpu_type)
+def gpu_hourly(gpu_type: str, *, spot: bool, flex_start: bool = False, book: PriceBook = BUNDLED) -> float | None:
+    rates = book.gpus.get(gpu_type)
     if rates is None:
         return None
     if flex_start:
@@ -155,13 +186,13 @@ def disk_hourly(size_gb: int) -> float:
     return size_gb * PD_BALANCED_GB_MONTH / HOURS_PER_MONTH
 
 
-def _node_lines(group: NodeGroup, nodes: int) -> list[CostLine]:
+def _node_lines(group: NodeGroup, nodes: int, book: PriceBook) -> list[CostLine]:
     kind, flex = group.provisioning, group.flex_start
     lines = [
         CostLine(
             f"{group.pool}: {group.machine_type} ({kind})",
             nodes,
-            machine_hourly(group.machine_type, spot=group.spot, flex_start=flex),
+            machine_hourly(group.machine_type, spot=group.spot, flex_start=flex, book=book),
         )
     ]
     if group.gpu_type and group.gpus_per_node:
@@ -169,7 +200,7 @@ def _node_lines(group: NodeGroup, nodes: int) -> list[CostLine]:
             CostLine(
                 f"{group.pool}: {group.gpu_type} GPU ({kind})",
                 nodes * group.gpus_per_node,
-                gpu_hourly(group.gpu_type, spot=group.spot, flex_start=flex),
+                gpu_hourly(group.gpu_type, spot=group.spot, flex_start=flex, book=book),
             )
         )
     lines.append(
@@ -178,12 +209,14 @@ def _node_lines(group: NodeGroup, nodes: int) -> list[CostLine]:
     return lines
 
 
-def estimate(groups: Sequence[NodeGroup], *, clusters: int, notes: Iterable[str] = ()) -> CostEstimate:
-    """The hourly estimate for ``clusters`` GKE clusters and these node groups."""
+def estimate(
+    groups: Sequence[NodeGroup], *, clusters: int, notes: Iterable[str] = (), book: PriceBook = BUNDLED
+) -> CostEstimate:
+    """The hourly estimate for ``clusters`` GKE clusters and these node groups, at ``book``'s rates."""
     fee = [CostLine("GKE cluster management fee", clusters, GKE_CLUSTER_FEE_HOUR)] if clusters else []
-    running = fee + [line for group in groups for line in _node_lines(group, group.nodes)]
-    idle = fee + [line for group in groups for line in _node_lines(group, group.min_nodes)]
-    most = fee + [line for group in groups for line in _node_lines(group, group.max_nodes)]
+    running = fee + [line for group in groups for line in _node_lines(group, group.nodes, book)]
+    idle = fee + [line for group in groups for line in _node_lines(group, group.min_nodes, book)]
+    most = fee + [line for group in groups for line in _node_lines(group, group.max_nodes, book)]
     missing = sorted({line.item for line in running if line.unit_usd_per_hour is None})
     all_notes = list(notes) + [f"not in the price table (counted as 0): {item}" for item in missing]
     return CostEstimate(
@@ -191,5 +224,8 @@ def estimate(groups: Sequence[NodeGroup], *, clusters: int, notes: Iterable[str]
         idle_usd_per_hour=round(sum(line.usd_per_hour for line in idle), 4),
         max_usd_per_hour=round(sum(line.usd_per_hour for line in most), 4),
         lines=tuple(running),
+        as_of=book.as_of,
+        region=book.region,
+        source=book.source,
         notes=tuple(all_notes),
     )

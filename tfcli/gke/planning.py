@@ -26,6 +26,7 @@ from tfcli.sweeps.store import SweepDir
 if TYPE_CHECKING:
     from infra.plan import Plan
     from infra.prices import CostEstimate
+    from tfcli.gke.price_source import Prices
 
 
 @dataclass(frozen=True)
@@ -97,10 +98,23 @@ def planned_sweep(
     return Planned(stack_file, sweep.name, trials=len(sweep.trials()), trial_usd_per_hour=price)
 
 
-def plan(target: Planned) -> Plan:
+def plan(target: Planned, current: Prices | None = None) -> Plan:
+    """The stack under Pulumi's mocks, priced at ``current`` (default: the bundled table)."""
     from infra.plan import plan_stack
 
-    return plan_stack(target.config, stack=target.name)
+    if current is None:
+        return plan_stack(target.config, stack=target.name)
+    return plan_stack(target.config, stack=target.name, book=current.book, price_notes=current.notes)
+
+
+def prices_for(project: ProjectDir, target: Planned) -> Prices:
+    """The prices ``plan`` shows for this stack: current ones for its location where credentials allow
+    (:mod:`tfcli.gke.price_source`)."""
+    from tfcli.gke.price_source import current_prices
+
+    config = target.config
+    location = config.get("gcp:zone") or config.get("gcp:region") or project.settings.location
+    return current_prices(project.settings, project.root, str(location))
 
 
 def spot_alternative(result: Plan) -> tuple[str, CostEstimate] | None:

@@ -27,7 +27,7 @@ def plan(
     """Offline: the resources the experiment's (-s: sweep's) stack declares, key inputs and estimated hourly cost."""
     from tfcli.cli.views.plan import show_local_plan, show_plan
     from tfcli.gke.planning import plan as make_plan
-    from tfcli.gke.planning import plan_data, planned
+    from tfcli.gke.planning import plan_data, planned, prices_for
 
     ctx = CliContext()
     if local:
@@ -41,7 +41,7 @@ def plan(
         target = ctx.backends.plan(ctx.run(experiment=experiment, sweep=sweep), cluster)
     else:
         target = planned(ctx.store, experiment=experiment, file=file, cluster=cluster)
-    result = make_plan(target)
+    result = make_plan(target, prices_for(ctx.store.project, target))
     if as_json:
         out().print_json(json.dumps(plan_data(target, result)))
         return

@@ -52,7 +52,8 @@ def show_plan(target: Planned, result: Plan) -> None:
         )
     cost = result.cost
     console.print(
-        f"\n[bold]Estimated cost[/] ({cost.region} list prices of {cost.as_of}; an estimate, not a bill): "
+        f"\n[bold]Estimated cost[/] ({cost.region} list prices of {cost.as_of}, from {escape(cost.source)}; an "
+        "estimate, not a bill): "
         f"[bold]{_usd(cost.usd_per_hour)}[/] running (~${cost.usd_per_month:,.0f}/month), "
         f"{_usd(cost.idle_usd_per_hour)} idle, {_usd(cost.max_usd_per_hour)} at most"
     )
