@@ -26,6 +26,7 @@ RETENTION_DAYS_KEY = "tfcli:resultsRetentionDays"
 TRANSPORT_TOKEN_KEY = "tfcli:transportToken"  # a secret: authenticates a distributed run's workers to its learner
 PARALLELISM_KEY = "tfcli:parallelism"  # sweep stacks only
 HELD_TRIALS_KEY = "tfcli:heldTrials"  # sweep stacks only: "1,4", trials a resume left as they ended
+PRICES_KEY = "tfcli:prices"  # the rates `start` fixed for max_cost (infra/price_config.py)
 RERUN_KEY = "tfcli:rerun"  # sweep stacks only: bumped by a resume that replaces a Job that ended
 
 # The Google provider's.

@@ -326,7 +326,9 @@ def render_stack_file(path: Path, *, token: str | None = None) -> str:
         location=settings.location,
         image=settings.image,
         suspend=settings.suspend,
-        hourly_price=run_hourly_price(settings.experiment, shared_cluster=settings.shared_cluster_stack is not None),
+        hourly_price=run_hourly_price(
+            settings.experiment, shared_cluster=settings.shared_cluster_stack is not None, book=settings.book
+        ),
         code=settings.code,
     )
     return render(settings.experiment, ctx, token=token)

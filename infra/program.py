@@ -41,7 +41,9 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
         location=settings.location,
         image=settings.image,
         suspend=settings.suspend,
-        hourly_price=run_hourly_price(experiment, shared_cluster=settings.shared_cluster_stack is not None),
+        hourly_price=run_hourly_price(
+            experiment, shared_cluster=settings.shared_cluster_stack is not None, book=settings.book
+        ),
         code=settings.code,
     )
     generated = settings.transport_token is None

@@ -12,9 +12,10 @@ The price is what the run holds while it trains, not what its cluster could hold
 - the boot disks of those nodes.
 
 Left out: nodes the autoscaler adds or keeps idle beyond these, network egress, the results bucket and its storage,
-other runs on a shared cluster. Prices come from the dated table in :mod:`infra.prices`. ``experiment plan`` shows the
-cluster's price (every pool at its initial size), which is higher where a pool starts with more nodes than the run
-holds; ``status`` shows what the nodes now up have cost (:mod:`tfcli.gke.cost`).
+other runs on a shared cluster. Prices come from a :class:`infra.prices.PriceBook`: the one ``start`` fixed into the
+stack config (``tfcli:prices``, :mod:`infra.price_config`), else the dated table in :mod:`infra.prices`.
+``experiment plan`` shows the cluster's price (every pool at its initial size), which is higher where a pool starts
+with more nodes than the run holds; ``status`` shows what the nodes now up have cost (:mod:`tfcli.gke.cost`).
 """
 
 from __future__ import annotations
@@ -63,25 +64,31 @@ def run_nodes(experiment: Experiment, *, shared_cluster: bool) -> list[prices.No
     return groups
 
 
-def run_estimate(experiment: Experiment, *, shared_cluster: bool) -> prices.CostEstimate | None:
+def run_estimate(
+    experiment: Experiment, *, shared_cluster: bool, book: prices.PriceBook = prices.BUNDLED
+) -> prices.CostEstimate | None:
     """What the run costs per hour: its nodes, and the cluster fee on a cluster of its own; None when its cluster's
     shape is unknown."""
     groups = run_nodes(experiment, shared_cluster=shared_cluster)
     if groups is None:
         return None
-    return prices.estimate(groups, clusters=0 if shared_cluster else 1)
+    return prices.estimate(groups, clusters=0 if shared_cluster else 1, book=book)
 
 
-def run_hourly_price(experiment: Experiment, *, shared_cluster: bool) -> float | None:
+def run_hourly_price(
+    experiment: Experiment, *, shared_cluster: bool, book: prices.PriceBook = prices.BUNDLED
+) -> float | None:
     """Dollars per hour for ``TFCLI_HOURLY_PRICE``; None when the experiment sets no ``max_cost`` (the learner then
     gets no price, and a new price table does not change its Job) or its price is unknown."""
     if experiment.max_cost is None:
         return None
-    estimate = run_estimate(experiment, shared_cluster=shared_cluster)
+    estimate = run_estimate(experiment, shared_cluster=shared_cluster, book=book)
     return None if estimate is None else estimate.usd_per_hour
 
 
-def trial_hourly_price(trials: list[Experiment], *, shared_cluster: bool) -> float | None:
+def trial_hourly_price(
+    trials: list[Experiment], *, shared_cluster: bool, book: prices.PriceBook = prices.BUNDLED
+) -> float | None:
     """Dollars per hour for each trial pod of a GKE sweep (``TFCLI_HOURLY_PRICE``, one value in the pod template the
     trials share); None unless a trial sets ``max_cost``, or when the cluster's shape is unknown.
 
@@ -93,10 +100,12 @@ def trial_hourly_price(trials: list[Experiment], *, shared_cluster: bool) -> flo
     """
     if all(trial.max_cost is None for trial in trials):
         return None
-    return trial_price(trials, shared_cluster=shared_cluster)
+    return trial_price(trials, shared_cluster=shared_cluster, book=book)
 
 
-def trial_price(trials: list[Experiment], *, shared_cluster: bool) -> float | None:
+def trial_price(
+    trials: list[Experiment], *, shared_cluster: bool, book: prices.PriceBook = prices.BUNDLED
+) -> float | None:
     """Dollars per trial-hour (see :func:`trial_hourly_price`): its share of a learner node — a GPU share on a pool
     whose GPUs are shared — plus, on its own cluster, its share of the CPU node and the fee; None when the cluster's
     shape is unknown. ``plan -s`` shows it."""
@@ -107,7 +116,7 @@ def trial_price(trials: list[Experiment], *, shared_cluster: bool) -> float | No
     if groups is None:
         return None
     learner, *cpu = groups
-    price = prices.estimate([learner], clusters=0).usd_per_hour / learner_pods_per_node(trial)
+    price = prices.estimate([learner], clusters=0, book=book).usd_per_hour / learner_pods_per_node(trial)
     if not shared_cluster:
-        price += prices.estimate(cpu, clusters=1).usd_per_hour / default_parallelism(trials)
+        price += prices.estimate(cpu, clusters=1, book=book).usd_per_hour / default_parallelism(trials)
     return round(price, 4)

@@ -18,6 +18,8 @@ Keys (``tfcli:`` is this project's namespace; ``gcp:`` the Google provider's, wh
                                 ``gcp:region``
 ``tfcli:resultsRetentionDays``  delete result objects older than this (default 90; 0 keeps them)
 ``tfcli:transportToken``        secret; the distributed transport's token (default: generated once, see workloads)
+``tfcli:prices``                the rates ``start`` fixed for ``max_cost``'s price (:mod:`infra.price_config`);
+                                default the bundled table
 ``gcp:project``                 the GCP project (required)
 ==============================  ===================================================================================
 """
@@ -38,6 +40,7 @@ from infra.config_keys import (
     IMAGE_KEY,
     LOCATION_KEY,
     NAMESPACE,
+    PRICES_KEY,
     PROJECT_KEY,
     REGION_KEY,
     RETENTION_DAYS_KEY,
@@ -49,6 +52,8 @@ from infra.config_keys import (
     short,
 )
 from infra.naming import region_of
+from infra.price_config import book_from_config
+from infra.prices import BUNDLED, PriceBook
 from tfcli.errors import InvalidInput
 from tfcli.spec import Cluster, ConfigLibrary, Experiment, resolve_cluster, resolve_experiment
 from tfcli.spec.library import find_project_root
@@ -70,6 +75,7 @@ KEYS = (
     PROJECT_KEY,
     ZONE_KEY,
     REGION_KEY,
+    PRICES_KEY,
 )
 
 
@@ -88,6 +94,7 @@ class StackSettings:
     retention_days: int = DEFAULT_RETENTION_DAYS
     transport_token: pulumi.Output[str] | None = None
     code: CodeBundle | None = None
+    book: PriceBook = BUNDLED  # tfcli:prices: the rates max_cost's price is computed at
 
 
 def read_stack_config() -> StackSettings:
@@ -235,4 +242,7 @@ def settings_from_config(
         retention_days=DEFAULT_RETENTION_DAYS if retention is None else retention,
         transport_token=transport_token,
         code=_code(stack, config.get(CODE_KEY)) if experiment is not None else None,
+        book=book_from_config(
+            config_mapping(stack, PRICES_KEY, config.get(PRICES_KEY)), config_where(stack, PRICES_KEY)
+        ),
     )

@@ -37,7 +37,9 @@ def sweep_context(sweep: SweepSettings) -> ManifestContext:
         bucket=naming.bucket_name(name, settings.project),
         service_account_email=naming.service_account_email(naming.writer_account_id(name), settings.project),
         suspend=settings.suspend,
-        hourly_price=trial_hourly_price(sweep.trials, shared_cluster=settings.shared_cluster_stack is not None),
+        hourly_price=trial_hourly_price(
+            sweep.trials, shared_cluster=settings.shared_cluster_stack is not None, book=settings.book
+        ),
         code=settings.code,
     )
 

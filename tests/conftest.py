@@ -35,6 +35,15 @@ def pytest_configure(config: pytest.Config) -> None:
         subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600, check=False)
 
 
+@pytest.fixture(autouse=True)
+def no_gcp_credentials(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads this machine's GCP credentials or price cache (tfcli/gke/price_source.py): no network."""
+    home = tmp_path_factory.mktemp("gcp-home")
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(home / "gcloud"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+
+
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty tfcli project (``tfcli.yaml``, ``configs/<kind>/``, ``experiments/``, ``stacks/``), made the cwd."""

@@ -39,11 +39,12 @@ from tfcli.gke.deploy import (
     tear_down,
 )
 from tfcli.gke.events import UpdateObserver
+from tfcli.gke.price_source import fix_prices
 from tfcli.gke.results import RemoteResults, remote_results
 from tfcli.gke.results import download_results as copy_results
 from tfcli.gke.stacks import Stacks
 from tfcli.project import ProjectDir
-from tfcli.stackfiles.files import StackFile, experiment_stack, stack_path
+from tfcli.stackfiles.files import StackFile, cluster_spec, experiment_stack, stack_path
 
 
 def _validate(config: dict[str, Any], name: str) -> None:
@@ -78,6 +79,9 @@ def start(
     spec_data = experiment.spec_data()  # a completed run whose budget was raised goes on
     refuse_local_results(experiment, [experiment], restart=restart)
     planned = experiment_stack(project, spec, shared_cluster=shared_cluster)
+    on_shared = planned.shared_cluster is not None
+    cluster = cluster_spec(project, planned.shared_cluster) if planned.shared_cluster is not None else spec.cluster
+    fix_prices(project, planned.config, [spec.model_copy(update={"cluster": cluster}) if on_shared else spec])
     _validate(planned.config, name)
 
     def completed(outputs: dict[str, Any]) -> tuple[bool, int | None]:

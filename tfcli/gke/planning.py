@@ -110,11 +110,9 @@ def plan(target: Planned, current: Prices | None = None) -> Plan:
 def prices_for(project: ProjectDir, target: Planned) -> Prices:
     """The prices ``plan`` shows for this stack: current ones for its location where credentials allow
     (:mod:`tfcli.gke.price_source`)."""
-    from tfcli.gke.price_source import current_prices
+    from tfcli.gke.price_source import stack_prices
 
-    config = target.config
-    location = config.get("gcp:zone") or config.get("gcp:region") or project.settings.location
-    return current_prices(project.settings, project.root, str(location))
+    return stack_prices(project, target.config)
 
 
 def spot_alternative(result: Plan) -> tuple[str, CostEstimate] | None:

@@ -17,11 +17,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infra import prices
+from infra import naming, prices
 
 if TYPE_CHECKING:
     from infra.billing_catalog import Session
-    from tfcli.project import Project
+    from tfcli.project import Project, ProjectDir
+    from tfcli.spec import Experiment
 
 CACHE_FOR = timedelta(days=1)
 ADC_FILE = Path("gcloud") / "application_default_credentials.json"
@@ -33,12 +34,6 @@ class Prices:
 
     book: prices.PriceBook
     notes: tuple[str, ...] = ()
-
-
-def region_of(location: str) -> str:
-    """``us-central1-a`` -> ``us-central1``; a region is itself."""
-    parts = location.split("-")
-    return "-".join(parts[:2]) if len(parts) > 2 else location
 
 
 def cache_file(region: str) -> Path:
@@ -121,7 +116,7 @@ def current_prices(
     from infra.billing_catalog import CatalogError, book_from_skus, list_skus
 
     now = now or datetime.now(UTC)
-    region = region_of(location)
+    region = naming.region_of(location)
     path = cache_file(region)
     if (cached := _read_cache(path, now)) is not None:
         return Prices(cached)
@@ -140,3 +135,24 @@ def current_prices(
     book = book_from_skus(skus, region=region, fetched_on=now.date().isoformat())
     _write_cache(path, book, now)
     return Prices(book)
+
+
+def stack_prices(project: ProjectDir, config: dict[str, Any]) -> Prices:
+    """The prices for a stack's location (its ``gcp:zone``, else ``gcp:region``, else the project's)."""
+    location = config.get("gcp:zone") or config.get("gcp:region") or project.settings.location
+    return current_prices(project.settings, project.root, str(location))
+
+
+def fix_prices(project: ProjectDir, config: dict[str, Any], runs: list[Experiment]) -> None:
+    """Write ``tfcli:prices`` into the stack config ``start`` deploys: the rates of the runs' pools as ``plan`` shows
+    them now, so that ``max_cost`` is counted at the price the user saw (:mod:`infra.price_config`)."""
+    from infra.config_keys import PRICES_KEY
+    from infra.price_config import book_config
+    from infra.shapes import machine_shape
+    from infra.sizing import CPU_POOL_MACHINE
+
+    clusters = [run.cluster for run in runs if run.cluster is not None]
+    machines = [CPU_POOL_MACHINE, *(cluster.machine_type for cluster in clusters if cluster.machine_type)]
+    families = {shape.family for shape in map(machine_shape, machines) if shape is not None}
+    gpus = {cluster.gpu_type for cluster in clusters if cluster.gpu_type}
+    config[PRICES_KEY] = book_config(stack_prices(project, config).book, families=families, gpus=gpus)

@@ -41,6 +41,7 @@ from tfcli.gke.deploy import (
     tear_down,
 )
 from tfcli.gke.events import UpdateObserver
+from tfcli.gke.price_source import fix_prices
 from tfcli.gke.results import download_results as copy_results
 from tfcli.gke.results import remote_results
 from tfcli.gke.stacks import Stacks
@@ -84,7 +85,8 @@ def start(
         config[HELD_TRIALS_KEY] = ",".join(map(str, held))
         if resumed.new_job:
             config[RERUN_KEY] = int(config.get(RERUN_KEY) or 0) + 1
-    sweep_settings_from_config(stack_file.config, stack=name)  # every mistake before Pulumi runs, exit code 2
+    settings = sweep_settings_from_config(stack_file.config, stack=name)  # every mistake before Pulumi, exit code 2
+    fix_prices(project, stack_file.config, settings.trials)
 
     def completed(outputs: dict[str, Any]) -> tuple[bool, int | None]:
         readings = read_deployed(project, outputs, sweep.trials())
