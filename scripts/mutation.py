@@ -36,6 +36,7 @@ MODULES: dict[str, list[str]] = {
     "tfcli/sweeps/stats.py": ["tests/sweeps/test_stats_oracles.py", "tests/sweeps/test_stats.py"],
     "tfcli/spec/sweep_axes.py": ["tests/spec/test_sweep_axes.py"],
     "tfcli/spec/frequency.py": ["tests/spec/test_frequency.py"],
+    "tfcli/spec/gpu_zones.py": ["tests/spec/test_gpu_zones.py"],
     "infra/naming.py": ["tests/infra/test_naming.py"],
     "trainer/transport/codec.py": ["tests/trainer/test_codec.py"],
     "trainer/schedule.py": ["tests/trainer/test_schedule.py"],
