@@ -272,6 +272,31 @@ def node_groups(resources: list[PlannedResource]) -> list[prices.NodeGroup]:
     return groups
 
 
+# GKE's free tier: a monthly credit of one zonal (or Autopilot) cluster's management fee per billing account
+# (https://cloud.google.com/kubernetes-engine/pricing#cluster_management_fee_and_free_tier); never a regional one.
+FREE_TIER_USD_PER_MONTH = 74.40
+
+
+def location_notes(resources: list[PlannedResource]) -> list[str]:
+    """What the cluster's location does to the bill: a region multiplies every pool's nodes by its zones and gets no
+    free-tier credit; a zone may get the credit (not counted)."""
+    clusters = [r for r in resources if r.type == CLUSTER_TYPE]
+    if not clusters:
+        return []
+    location = str(clusters[0].inputs.get("location", ""))
+    if naming.is_zone(location):
+        return [
+            f"zonal cluster ({location}): GKE's free tier credits one zonal cluster's fee per billing account "
+            f"(${FREE_TIER_USD_PER_MONTH:.2f}/month), not counted here"
+        ]
+    zones = naming.zones_of(location)
+    return [
+        f"regional cluster ({location}): each pool starts its per-zone count in each of {zones} zones (nodes x "
+        f"{zones}, at least {zones} per pool) and the fee gets no free-tier credit; a zone costs less (`tfcli init "
+        f"--location ZONE`, or `location:` on the cluster)"
+    ]
+
+
 def cost_of(
     resources: list[PlannedResource],
     outputs: Mapping[str, Any],
@@ -279,7 +304,7 @@ def cost_of(
     notes: Sequence[str] = (),
 ) -> prices.CostEstimate:
     clusters = sum(1 for r in resources if r.type == CLUSTER_TYPE)
-    notes = list(notes)
+    notes = [*notes, *location_notes(resources)]
     if shared := outputs.get("sharedClusterStack"):
         notes.append(f"runs on the shared cluster of stack {shared}: its nodes and fee are billed to that stack")
     return prices.estimate(node_groups(resources), clusters=clusters, notes=notes, book=book)

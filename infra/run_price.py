@@ -14,8 +14,9 @@ The price is what the run holds while it trains, not what its cluster could hold
 Left out: nodes the autoscaler adds or keeps idle beyond these, network egress, the results bucket and its storage,
 other runs on a shared cluster. Prices come from a :class:`infra.prices.PriceBook`: the one ``start`` fixed into the
 stack config (``tfcli:prices``, :mod:`infra.price_config`), else the dated table in :mod:`infra.prices`.
-``experiment plan`` shows the cluster's price (every pool at its initial size), which is higher where a pool starts
-with more nodes than the run holds; ``status`` shows what the nodes now up have cost (:mod:`tfcli.gke.cost`).
+``experiment plan`` shows the cluster's price (every pool at its initial size), the same figure for a run on its own
+cluster now that its learner pool starts with the run's one learner node (:func:`infra.sizing.starting_at`);
+``status`` shows what the nodes now up have cost (:mod:`tfcli.gke.cost`).
 """
 
 from __future__ import annotations

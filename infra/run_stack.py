@@ -14,7 +14,7 @@ from infra.cluster import ClusterConnection, GkeCluster, GkeClusterArgs
 from infra.node_pools import NodePools, NodePoolsArgs
 from infra.pod_parts import ManifestContext
 from infra.results_bucket import ResultsBucket, ResultsBucketArgs
-from infra.sizing import PoolShape, learner_pool
+from infra.sizing import PoolShape, learner_pool, starting_at
 from infra.stack_config import StackSettings
 from infra.workloads import Workloads, WorkloadsArgs
 from tfcli.spec import Cluster
@@ -25,8 +25,11 @@ from tfcli.spec import Cluster
 OLD_WORKLOADS_TYPES = {"experiment": "tfcli:infra:ExperimentWorkloads", "sweep": "tfcli:infra:SweepWorkloads"}
 
 
-def declare_cluster(name: str, spec: Cluster, settings: StackSettings, cpu: PoolShape) -> tuple[GkeCluster, NodePools]:
-    """A GKE cluster and its two node pools: the learner pool the Cluster spec describes, and ``cpu``."""
+def declare_cluster(
+    name: str, spec: Cluster, settings: StackSettings, cpu: PoolShape, *, learners: int | None = None
+) -> tuple[GkeCluster, NodePools]:
+    """A GKE cluster and its two node pools: the learner pool the Cluster spec describes, starting with ``learners``
+    nodes (None, a shared cluster: at its minimum; :func:`infra.sizing.starting_at`), and ``cpu``."""
     labels = {"tfcli-stack": settings.stack}
     gke = GkeCluster(
         name,
@@ -39,7 +42,7 @@ def declare_cluster(name: str, spec: Cluster, settings: StackSettings, cpu: Pool
             project=settings.project,
             location=settings.location,
             service_account=gke.node_service_account.email,
-            learner=learner_pool(spec),
+            learner=starting_at(learner_pool(spec), learners),
             cpu=cpu,
             labels=labels,
             after=gke.node_roles,
@@ -68,6 +71,7 @@ class RunStack:
     settings: StackSettings
     cluster: Cluster | None  # the run's own cluster's spec (None on a shared cluster)
     cpu: PoolShape  # its own cluster's CPU pool
+    learners: int = 1  # the learner nodes it uses at a time (its own cluster's learner pool starts with them)
 
 
 def declare_run(
@@ -87,7 +91,7 @@ def declare_run(
         connection = shared_connection(name, settings.shared_cluster_stack)
     else:
         assert run.cluster is not None  # the stack config was checked for it
-        gke, pools = declare_cluster(name, run.cluster, settings, run.cpu)
+        gke, pools = declare_cluster(name, run.cluster, settings, run.cpu, learners=run.learners)
         connection = gke.connection
         after.append(pools)
         identity_pool.append(gke.cluster)

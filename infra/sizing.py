@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from infra.shapes import Shape, machine_shape
 from tfcli.spec import Cluster, Experiment
@@ -194,6 +194,21 @@ def learner_pool(cluster: Cluster) -> PoolShape:
         else None,
         flex_start=cluster.provisioning_model == "flex-start",
     )
+
+
+def starting_at(pool: PoolShape, learners: int | None) -> PoolShape:
+    """The learner pool starting with the nodes its run uses: ``learners`` nodes (within its autoscaling range), or its
+    ``min_nodes`` (zero by default) for a shared cluster, whose autoscaler adds nodes as experiments come.
+
+    The spec's ``num_nodes`` is the pool's room (its autoscaling maximum), not what a run starts: a 2-node GPU
+    cluster under a single learner used to start, and bill, 2 GPU nodes."""
+    wanted = pool.min_nodes if learners is None else learners
+    return replace(pool, nodes=min(max(wanted, pool.min_nodes), pool.max_nodes))
+
+
+def sweep_learner_nodes(trials: list[Experiment], parallelism: int) -> int:
+    """Learner nodes a sweep uses at a time: its trials at a time over the learner pods a node holds."""
+    return math.ceil(min(parallelism, len(trials)) / learner_pods_per_node(widest(trials)))
 
 
 def cpu_pool(experiment: Experiment | None) -> PoolShape:

@@ -18,7 +18,7 @@ from infra import naming
 from infra.image import default_image
 from infra.pod_parts import ManifestContext
 from infra.run_price import trial_hourly_price
-from infra.sizing import cpu_pool, learner_gpus, widest
+from infra.sizing import cpu_pool, learner_gpus, sweep_learner_nodes, widest
 from infra.sweep_config import SweepSettings, read_sweep_config, sweep_settings_from_config
 from infra.sweep_manifests import build_sweep_manifests, slot_trials
 
@@ -69,7 +69,8 @@ def declare_sweep(sweep: SweepSettings) -> None:
     from infra.run_stack import RunStack, declare_run
 
     trial = widest(sweep.trials)
-    run = RunStack(sweep.name, sweep.settings, trial.cluster, cpu_pool(trial))
+    learners = sweep_learner_nodes(sweep.trials, sweep.parallelism)
+    run = RunStack(sweep.name, sweep.settings, trial.cluster, cpu_pool(trial), learners=learners)
     declare_run(run, sweep_context(sweep), sweep_objects(sweep), kind="sweep")
     pulumi.export("sweep", sweep.name)
     pulumi.export("trials", [trial.name for trial in sweep.trials])

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
@@ -26,9 +27,11 @@ from tfcli.local.sweeps import queue_alive
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Backend, Watcher
 from tfcli.runs.comparison import Comparison, experiment_row, of_experiments, of_sweep
+from tfcli.runs.reaping import Reaped, reap_reason
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.resuming import FLAGS, ResumeOptions, plan_resume, write_budget
 from tfcli.runs.run import Run
+from tfcli.stackfiles.files import stack_path
 from tfcli.sweeps.aggregate import Row, rows
 from tfcli.sweeps.status import SweepStatus
 
@@ -138,6 +141,39 @@ class Backends:
     def stop(self, run: Run, *, download: bool = True) -> Stopped:
         refuse_alone(run, "stop")
         return self.of(run).stop(run, download=download)
+
+    def reap(self, store: ExperimentStore, *, now: datetime) -> list[Reaped]:
+        """Stop, results downloaded, every experiment deployed on GKE that ended or outlived its ``ttl``
+        (:func:`tfcli.runs.reaping.reap_reason`); a sweep's trials go with their sweep. One that cannot be read or
+        stopped is reported and the others still reaped."""
+        reaped = []
+        for name in store.names():
+            run = Run(store, store.get(name))
+            if not self._maybe_deployed(run):
+                continue
+            try:
+                status = self.of(run).status(run)
+                assert isinstance(status, Status)
+                ttl = run.experiment().spec().ttl
+                seconds = ttl.seconds if ttl is not None else None
+                reason = reap_reason(
+                    status.state, status.detail, started_at=run.record.started_at, ttl_seconds=seconds, now=now
+                )
+                if reason is not None:
+                    reaped.append(Reaped(run.name, reason, self.stop(run, download=True).summary()))
+            except TfcliError as error:
+                reaped.append(Reaped(run.name, "could not be reaped", error=error.message.splitlines()[0]))
+        return reaped
+
+    @staticmethod
+    def _maybe_deployed(run: Run) -> bool:
+        """Started on GKE from here, or — in a checkout with no ``run.json``, as CI's (the stack deployed by the
+        experiments workflow) — an experiment of a GKE project with a stack file of its own. Not a sweep's trial."""
+        record = run.record
+        if record.started:
+            return record.deployed_on_gke and not record.sweep
+        settings = run.project.settings
+        return settings.default_backend == "gke" and stack_path(run.project, run.name).is_file()
 
     def follow(self, started: Started, watcher: Watcher) -> Ended:
         return self.named(started.backend).follow(started, watcher)

@@ -108,3 +108,21 @@ def test_a_gcp_project_given_later_replaces_the_placeholder_in_existing_stack_fi
     assert users.read_text() == before
     again = runner.invoke(app, ["init", ".", "-r", "rl-project-7"])
     assert again.exit_code == 0 and "stack file" not in again.output
+
+
+def test_a_new_project_defaults_to_a_zone_that_offers_the_default_gpu(tmp_path: Path) -> None:
+    """A zone, not a region: a regional cluster runs each pool in three zones and gets no free-tier credit."""
+    from tfcli.spec.gpu_zones import zones_offering
+
+    result = runner.invoke(app, ["init", str(tmp_path / "p"), "-r", "my-gcp-project"])
+    assert result.exit_code == 0, result.output
+    location = yaml.safe_load((tmp_path / "p" / "tfcli.yaml").read_text())["location"]
+    assert location == "us-central1-a" and location in zones_offering("nvidia-tesla-t4", "us-central1")
+    assert "in us-central1-a;" in result.output
+
+
+def test_a_region_is_kept_when_asked_for_and_a_rerun_keeps_the_recorded_location(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    assert runner.invoke(app, ["init", str(root), "-r", "my-gcp-project", "-l", "us-east1"]).exit_code == 0
+    assert runner.invoke(app, ["init", str(root)]).exit_code == 0
+    assert yaml.safe_load((root / "tfcli.yaml").read_text())["location"] == "us-east1"

@@ -262,6 +262,7 @@ def test_status_and_list_show_the_pods_and_the_cost(deployed: Cluster, auth_plug
     data = json.loads(runner.invoke(app, ["experiment", "status", "-e", "si1", "--json"]).stdout)
     assert data["cost"]["usd"] == pytest.approx(expected, abs=0.01) and data["cost"]["max_cost"] == 1.0
     assert f"cost so far: ${expected:,.2f} of max_cost $1.00" in result.stdout
+    assert "billing now: $0.32/h" in result.stdout and "still bills" not in result.stderr  # running: no alarm
     deployed.nodes[0]["metadata"]["creationTimestamp"] = (datetime.now(UTC) - timedelta(hours=3)).strftime(
         "%Y-%m-%dT%H:%M:%SZ"
     )  # now 3 h x $0.22 + 2 h of fee = $0.86: 86 % of max_cost
@@ -287,6 +288,16 @@ def test_a_run_paused_at_max_cost_is_paused_with_its_reason(deployed: Cluster, a
     assert shown.exit_code == 0, shown.stderr
     assert "si1 (multi-threaded, gke): paused" in shown.stdout
     assert "reason: max_cost reached ($1.00 of $1.00)" in shown.stdout
+    # Paused, but its own cluster still bills: the fee and the spot n1-standard-8 + T4 node still up, said loudly.
+    node = 8 * 0.006655 + 30 * 0.000892 + 0.14
+    loud = (
+        f"si1 is paused but its cluster still bills ${0.10 + node:,.2f}/h (GKE cluster management fee $0.10/h, "
+        f"1 x learner: n1-standard-8 + 1 x nvidia-tesla-t4 (spot) ${node:,.2f}/h) until `tfcli experiment stop -e si1`"
+    )
+    assert loud in " ".join(shown.stderr.split())
+    assert loud in " ".join(runner.invoke(app, ["experiment", "list"]).stderr.split())
+    data = json.loads(runner.invoke(app, ["experiment", "status", "-e", "si1", "--json"]).stdout)
+    assert data["cost"]["billing_usd_per_hour"] == pytest.approx(0.10 + node, abs=1e-3)
 
 
 def test_a_cluster_that_cannot_be_read_is_a_warning(deployed: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:

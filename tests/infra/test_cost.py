@@ -29,12 +29,12 @@ def test_gpus_machines_disks_and_the_cluster_fee_are_counted() -> None:
     cost = plan_for(stack_config(experiment("space-invaders-dqn"))).cost
     items = {line.item: line for line in cost.lines}
     gpu = items["learner: nvidia-tesla-t4 GPU (spot)"]
-    assert gpu.count == 2 and gpu.unit_usd_per_hour == gpu_hourly("nvidia-tesla-t4", spot=True) > 0
-    assert items["learner: n1-standard-8 (spot)"].count == 2
+    assert gpu.count == 1 and gpu.unit_usd_per_hour == gpu_hourly("nvidia-tesla-t4", spot=True) > 0
+    assert items["learner: n1-standard-8 (spot)"].count == 1  # the one learner's node; the pool may grow to 2
     assert items["GKE cluster management fee"].count == 1
     assert items["GKE cluster management fee"].unit_usd_per_hour == prices.GKE_CLUSTER_FEE_HOUR
     assert cost.usd_per_hour == pytest.approx(sum(line.usd_per_hour for line in cost.lines), abs=1e-3)
-    assert not cost.notes  # every machine and GPU priced
+    assert not [note for note in cost.notes if "not in the price table" in note]  # every machine and GPU priced
     # Idle, the learner pool is at zero (min_nodes 0): no GPU cost; at most it is at max_nodes.
     assert cost.idle_usd_per_hour < cost.usd_per_hour <= cost.max_usd_per_hour
     cpu_only = plan_for(stack_config(experiment("cartpole-ppo"))).cost

@@ -79,7 +79,8 @@ def pool_plan(plan: Plan, spec: Experiment, shared: bool) -> Plan:
 
 
 def nodes(plan: Plan) -> list[dict[str, Any]]:
-    """Every node the pools start with, as the scheduler sees it: labels (ours + GKE's), taints, capacity."""
+    """Every node the pools start with (a pool at zero: the nodes its autoscaler may add), as the scheduler sees it:
+    labels (ours + GKE's), taints, capacity."""
     pools = plan.of_type("gcp:container/nodePool:NodePool")
     has_cpu_pool = any(not p.inputs["nodeConfig"].get("guestAccelerators") for p in pools)
     found = []
@@ -99,6 +100,8 @@ def nodes(plan: Plan) -> list[dict[str, Any]]:
         shape = machine_shape(config["machineType"])
         assert shape is not None
         count = pool.inputs["initialNodeCount"] * naming.zones_of(pool.inputs["location"])
+        if count == 0:  # a pool at zero (a shared cluster's learner pool): the autoscaler adds nodes for pending pods
+            count = pool.inputs["autoscaling"]["totalMaxNodeCount"]
         for index in range(count):
             found.append(
                 {

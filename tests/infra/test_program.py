@@ -26,7 +26,7 @@ import infra
 from infra import naming
 from infra.plan import SECRET, plan_stack, plan_stack_file
 from infra.plan_mocks import FAKE_CA, FAKE_ENDPOINT
-from infra.stack_files import STACKS_DIR
+from infra.stack_files import STACKS_DIR, cluster_stack_config
 from tfcli.errors import InvalidInput
 from tfcli.spec.library import BUNDLED_CONFIGS
 
@@ -278,8 +278,10 @@ def test_a_regional_location_spreads_node_pools_over_three_zones() -> None:
     plan = plan_for(config)
     pool = plan.named(f"{spec.name}-learner-pool").inputs
     assert pool["location"] == "us-central1"
-    assert pool["initialNodeCount"] == math.ceil(2 / 3)  # per zone
+    assert pool["initialNodeCount"] == math.ceil(1 / 3)  # per zone: the one learner's node, at least one per zone
     assert pool["autoscaling"]["totalMaxNodeCount"] == 2  # totals are over all zones
+    (note,) = [note for note in plan.cost.notes if note.startswith("regional cluster")]
+    assert "nodes x 3" in note and "no free-tier credit" in note
     assert plan.named(f"{spec.name}-bucket").inputs["location"] == "US-CENTRAL1"
 
 
@@ -355,12 +357,12 @@ def test_every_bundled_cluster_makes_a_learner_pool_of_its_shape(cluster: str) -
     assert config["spot"] is spec.cluster.spot and config["diskSizeGb"] == spec.cluster.disk_size
     assert pool["autoscaling"]["totalMinNodeCount"] == spec.cluster.min_nodes
     assert pool["autoscaling"]["totalMaxNodeCount"] == spec.cluster.max_nodes
-    assert pool["initialNodeCount"] == spec.cluster.num_nodes  # a zone: exact
+    assert pool["initialNodeCount"] == 1  # a zone: exact; the one learner's node, the rest is autoscaling room
     (learner,) = containers(jobs(plan)["learner"])
     gpus = spec.cluster.gpus_per_node or 0
     assert config.get("guestAccelerators", [{}])[0].get("count", 0) == gpus
     assert learner["resources"]["limits"].get(GPU) == ("1" if gpus else None)  # one GPU even on a 2-GPU node
-    assert not plan.cost.notes
+    assert not [note for note in plan.cost.notes if "not in the price table" in note]
 
 
 def test_the_entry_point_pulumi_runs_declares_the_same_and_reports_mistakes_without_a_traceback() -> None:
@@ -393,3 +395,26 @@ def test_a_plan_reads_as_a_table_and_as_json() -> None:
     data = json.loads(json.dumps(plan.to_data()))
     assert data["cost"]["usd_per_hour"] == plan.cost.usd_per_hour and data["cost"]["as_of"]
     assert len(data["resources"]) == len(plan.resources)
+
+
+@pytest.mark.parametrize(("num_nodes", "started"), [(1, 1), (2, 1), (4, 1)], ids=["1", "2", "4"])
+def test_a_runs_own_learner_pool_starts_with_the_one_node_its_learner_uses(num_nodes: int, started: int) -> None:
+    """``num_nodes`` is the pool's room (its autoscaling maximum); the run starts, and pays for, its learner's node."""
+    gpu_cluster = {"name": "t4", "machine_type": "n1-standard-8", "gpus_per_node": 1, "num_nodes": num_nodes}
+    spec = experiment("space-invaders-dqn", cluster=gpu_cluster)
+    plan = plan_for(stack_config(spec))
+    pool = plan.named(f"{spec.name}-learner-pool").inputs
+    assert (pool["initialNodeCount"], pool["autoscaling"]["totalMaxNodeCount"]) == (started, num_nodes)
+    assert any(note.startswith("zonal cluster (us-central1-a)") for note in plan.cost.notes)
+
+
+def test_a_shared_clusters_learner_pool_starts_at_its_minimum_and_autoscales() -> None:
+    """No experiment yet: a GPU pool at zero costs nothing until one comes (the autoscaler adds its node)."""
+    spec = experiment("space-invaders-dqn")
+    assert spec.cluster is not None
+    plan = plan_for(cluster_stack_config(spec.cluster, project=PROJECT, zone=ZONE), stack="shared")
+    pool = plan.named(f"{spec.cluster.name}-learner-pool").inputs
+    assert pool["initialNodeCount"] == 0 and pool["autoscaling"]["totalMaxNodeCount"] == spec.cluster.num_nodes
+    with_minimum = spec.cluster.model_copy(update={"min_nodes": 1})
+    plan = plan_for(cluster_stack_config(with_minimum, project=PROJECT, zone=ZONE), stack="shared")
+    assert plan.named(f"{spec.cluster.name}-learner-pool").inputs["initialNodeCount"] == 1

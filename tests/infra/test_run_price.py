@@ -43,13 +43,14 @@ def test_the_learner_gets_its_runs_hourly_price_with_max_cost(shared: bool, pric
     )
 
 
-def test_the_price_is_one_learner_node_not_the_learner_pool() -> None:
-    """The plan prices the cluster (the learner pool's 2 nodes); the run holds one of them, so it is cheaper by one
-    learner node — which is what made the trainer pause at 73 % of the budget."""
+def test_the_price_is_one_learner_node_and_the_plan_starts_only_that_one() -> None:
+    """The run holds one learner node of its 2-node pool; the pool starts with that one node (the second is the
+    autoscaler's room), so the plan's running price and the learner's price are the same figure."""
     spec = experiment("space-invaders-dqn", max_cost=50)
     assert spec.cluster is not None and spec.cluster.num_nodes == 2
-    cluster_price = plan_for(stack_config(spec)).cost.usd_per_hour
-    assert run_hourly_price(spec, shared_cluster=False) == pytest.approx(cluster_price - LEARNER_NODE, abs=1e-4)
+    plan = plan_for(stack_config(spec))
+    assert run_hourly_price(spec, shared_cluster=False) == pytest.approx(plan.cost.usd_per_hour, abs=1e-4)
+    assert plan.cost.max_usd_per_hour == pytest.approx(plan.cost.usd_per_hour + LEARNER_NODE + CPU_NODE, abs=1e-4)
 
 
 @pytest.mark.parametrize(("shared", "price"), [(False, LEARNER_NODE + CPU_NODE + 0.10), (True, LEARNER_NODE)])

@@ -257,3 +257,19 @@ def test_a_resumed_sweeps_job_has_a_slot_only_for_each_trial_not_held() -> None:
     names = {key: yaml.safe_load(text)["name"] for key, text in config_map.inputs["data"].items()}
     assert names == {f"slot-{i}.yaml": f"cartpole-lr-{k}" for i, k in enumerate((2, 3, 5, 6, 7))}
     assert result.outputs["slots"] == [2, 3, 5, 6, 7]
+
+
+@pytest.mark.parametrize(("parallelism", "nodes"), [(2, 1), (4, 2), (None, 3)], ids=["2", "4", "default"])
+def test_the_sweeps_learner_pool_starts_with_the_nodes_its_trials_at_a_time_use(
+    parallelism: int | None, nodes: int
+) -> None:
+    """On 3 x e2-standard-8 a node holds 3 single-mode learners: 2 trials at a time start 1 node and 4 start 2, not the
+    3 of ``num_nodes`` (the autoscaler's room); by default the sweep runs as many as the pool holds, on all 3."""
+    config = sweep_config(options=SweepOptions(sets=("run_mode=single",)))
+    config["tfcli:sweep"]["base"]["cluster"] |= {"num_nodes": 3, "max_nodes": 3}
+    if parallelism is not None:
+        config["tfcli:parallelism"] = parallelism
+    result = plan_for(config, stack="cartpole-lr")
+    pool = result.named("cartpole-lr-learner-pool").inputs
+    assert (pool["initialNodeCount"], pool["autoscaling"]["totalMaxNodeCount"]) == (nodes, 3)
+    assert the_job(result)["spec"]["parallelism"] == (parallelism or 9)

@@ -40,8 +40,21 @@ def workflow(name: str) -> dict:  # type: ignore[type-arg]
     return dict(data)
 
 
-def test_the_three_workflows_exist() -> None:
-    assert [w.name for w in WORKFLOWS] == ["ci.yml", "experiments.yml", "image.yml"]
+def test_the_four_workflows_exist() -> None:
+    assert [w.name for w in WORKFLOWS] == ["ci.yml", "experiments.yml", "image.yml", "reap.yml"]
+
+
+def test_the_reap_workflow_runs_the_users_command_on_a_schedule_once_turned_on() -> None:
+    """The scheduled job runs `tfcli experiment reap` itself (downloads, then destroys) and keeps what it downloaded;
+    it is off until the repository variable turns it on, and never runs twice at once."""
+    flow = workflow("reap.yml")
+    assert flow["on"]["schedule"] and "workflow_dispatch" in flow["on"]
+    job = flow["jobs"]["reap"]
+    assert job["if"] == "vars.TFCLI_REAP == 'on'" and flow["concurrency"]["cancel-in-progress"] is False
+    runs = [str(step.get("run", "")) for step in job["steps"]]
+    assert "uv run --no-dev tfcli experiment reap" in runs
+    upload = next(s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
+    assert upload["if"] == "always()" and upload["with"]["path"] == "experiments/*/results/"
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
@@ -154,7 +167,7 @@ def test_experiments_workflow_triggers_permissions_and_one_deploy_per_stack() ->
     assert pulumi["with"]["cloud-url"] == "${{ vars.PULUMI_BACKEND_URL }}"
 
 
-@pytest.mark.parametrize("name", ["experiments.yml", "image.yml"])
+@pytest.mark.parametrize("name", ["experiments.yml", "image.yml", "reap.yml"])
 def test_google_authentication_is_workload_identity_federation_never_a_key(name: str) -> None:
     text = (ROOT / ".github" / "workflows" / name).read_text()
     flow = workflow(name)

@@ -144,6 +144,9 @@ def test_syntax_errors_name_file_and_line(project: Path) -> None:
         ({"run_mode": "distributed", "environments_per_worker": 0}, "environments_per_worker", "greater than or"),
         ({"max_cost": 0}, "max_cost", "greater than 0"),
         ({"max_cost": "ten dollars"}, "max_cost", "valid number"),
+        ({"ttl": "8"}, "ttl", "m (minutes), h (hours) or d (days)"),
+        ({"ttl": 3600}, "ttl", "is not a time to live"),
+        ({"ttl": "0h"}, "ttl", "greater than 0"),
         (
             {"cluster": {"name": "c", "machine_type": "n1-standard-4", "gpus_per_node": 1, "gpu_type": "k80"}},
             "cluster.gpu_type",

@@ -19,7 +19,14 @@ def init(
         ),
     ] = None,
     name: Annotated[str | None, typer.Option("--name", "-n", help="Project name (default: the folder's).")] = None,
-    location: Annotated[str | None, typer.Option("--location", "-l", help="Default GCP region or zone.")] = None,
+    location: Annotated[
+        str | None,
+        typer.Option(
+            "--location",
+            "-l",
+            help="Default GCP zone (new projects: a zone that offers T4 GPUs) or region (pools in 3 zones, 3x nodes).",
+        ),
+    ] = None,
     backend: Annotated[
         str | None, typer.Option("--backend", help="Pulumi state backend: file://./.pulumi (default) or gs://BUCKET.")
     ] = None,

@@ -7,6 +7,10 @@ now are counted: a node the autoscaler removed is gone from the API with its hou
 is a floor. Boot disks are left out (about 2 % of a GPU node's price). An experiment on a shared cluster is billed
 through that cluster's stack, so this is for an experiment with a cluster of its own.
 
+:func:`billing_now` is what the cluster bills per hour at this moment (fee and nodes up): after a run ends (completed,
+paused at ``max_cost``) a cluster of its own keeps billing that until ``stop`` destroys it, and ``status``/``list``
+say so loudly.
+
 That is the cluster's bill so far, not what ``max_cost`` limits: the trainer counts the run's hourly price
 (``TFCLI_HOURLY_PRICE``, computed once by :func:`infra.run_price.run_hourly_price` and handed to the learner) times
 its training wall time. ``status`` reads that price back from the learner pod (:func:`handed_price`) and warns about
@@ -65,19 +69,26 @@ def _hours(created: str, now: datetime) -> float:
     return max(0.0, (now - parse_time(created)).total_seconds() / 3600)
 
 
+def node_facts(node: dict[str, Any]) -> tuple[str, str, bool, int, str | None]:
+    """(pool, machine type, spot, GPU count, GPU type or None) of a Kubernetes Node, from GKE's labels and capacity."""
+    labels = node["metadata"].get("labels") or {}
+    spot = any(labels.get(label) == "true" for label in SPOT_LABELS)
+    gpus = int(((node.get("status") or {}).get("capacity") or {}).get(GPU_RESOURCE, 0) or 0)
+    gpu = labels.get(ACCELERATOR) if gpus else None
+    return labels.get(POOL, "?"), labels.get(INSTANCE_TYPE, "?"), spot, gpus, gpu
+
+
 def accrued_cost(nodes: list[dict[str, Any]], *, cluster_created: str | None, now: datetime) -> AccruedCost:
     """The cost of these nodes since each was created, and of the cluster fee since ``cluster_created`` (None: the
     cluster is not the experiment's own)."""
     machine_hours: dict[tuple[str, str, bool], float] = defaultdict(float)
     gpu_hours: dict[tuple[str, bool], float] = defaultdict(float)
     for node in nodes:
-        labels = node["metadata"].get("labels") or {}
+        pool, machine, spot, gpus, gpu = node_facts(node)
         hours = _hours(node["metadata"]["creationTimestamp"], now)
-        spot = any(labels.get(label) == "true" for label in SPOT_LABELS)
-        machine_hours[(labels.get(POOL, "?"), labels.get(INSTANCE_TYPE, "?"), spot)] += hours
-        gpus = int(((node.get("status") or {}).get("capacity") or {}).get(GPU_RESOURCE, 0) or 0)
-        if gpus and labels.get(ACCELERATOR):
-            gpu_hours[(labels[ACCELERATOR], spot)] += hours * gpus
+        machine_hours[(pool, machine, spot)] += hours
+        if gpu:
+            gpu_hours[(gpu, spot)] += hours * gpus
     items: list[CostItem] = []
     unpriced: list[str] = []
     for (pool, machine, spot), hours in sorted(machine_hours.items()):
@@ -95,6 +106,41 @@ def accrued_cost(nodes: list[dict[str, Any]], *, cluster_created: str | None, no
         hours = _hours(cluster_created, now)
         items.append(CostItem("GKE cluster management fee, hours", hours, hours * prices.GKE_CLUSTER_FEE_HOUR))
     return AccruedCost(sum(item.usd for item in items), tuple(items), unpriced=tuple(unpriced))
+
+
+@dataclass(frozen=True)
+class Billing:
+    """What the cluster bills per hour right now: its fee (a cluster of its own) and every node up, by pool."""
+
+    usd_per_hour: float
+    lines: tuple[tuple[str, float], ...]  # (what, dollars per hour)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "billing_usd_per_hour": round(self.usd_per_hour, 4),
+            "billing": [{"item": item, "usd_per_hour": round(usd, 4)} for item, usd in self.lines],
+        }
+
+    def described(self) -> str:
+        return ", ".join(f"{item} ${usd:,.2f}/h" for item, usd in self.lines)
+
+
+def billing_now(nodes: list[dict[str, Any]], *, own_cluster: bool) -> Billing:
+    """The hourly rate of these nodes (machine and GPUs, from their labels, as :func:`accrued_cost` prices them) plus
+    GKE's fee when the cluster is the run's own: what keeps billing after the run ends until its stack is destroyed
+    (the CPU pool never goes below one node; a learner node stays until the autoscaler removes it)."""
+    counts: dict[str, int] = defaultdict(int)
+    rates: dict[str, float] = {}
+    for node in nodes:
+        pool, machine, spot, gpus, gpu = node_facts(node)
+        shown = f"{pool}: {machine}" + (f" + {gpus} x {gpu}" if gpu else "")
+        shown += f" ({'spot' if spot else 'on-demand'})"
+        counts[shown] += 1
+        rate = prices.machine_hourly(machine, spot=spot) or 0.0
+        rates[shown] = rate + (gpus * (prices.gpu_hourly(gpu, spot=spot) or 0.0) if gpu else 0.0)
+    lines = [("GKE cluster management fee", prices.GKE_CLUSTER_FEE_HOUR)] if own_cluster else []
+    lines += [(f"{count} x {shown}", count * rates[shown]) for shown, count in sorted(counts.items())]
+    return Billing(sum(usd for _, usd in lines), tuple(lines))
 
 
 def handed_price(pods: list[dict[str, Any]]) -> float | None:

@@ -17,7 +17,7 @@ def observe(status: Status, outputs: dict[str, Any], project: ProjectDir, spec: 
     """``status`` with its ``cluster`` and ``cost`` filled in (and ``failed`` when the learner's Job failed)."""
     if not outputs.get("kubeconfig"):
         return status
-    from tfcli.gke.cost import accrued_cost, counted_cost, handed_price
+    from tfcli.gke.cost import accrued_cost, billing_now, counted_cost, handed_price
     from tfcli.gke.kube import kube_for
     from tfcli.gke.pod_states import cluster_view
 
@@ -26,15 +26,17 @@ def observe(status: Status, outputs: dict[str, Any], project: ProjectDir, spec: 
         kube = kube_for(outputs, project)
         pods = kube.pods(namespace, f"app.kubernetes.io/instance={status.name}")
         view = cluster_view(pods, kube.events(namespace), kube.jobs(namespace))
-        cost = None
+        cost = billing = None
         if not outputs.get("sharedClusterStack"):
             created = (kube.namespace("kube-system").get("metadata") or {}).get("creationTimestamp")
-            cost = accrued_cost(kube.nodes(), cluster_created=created, now=datetime.now(UTC))
+            nodes = kube.nodes()
+            cost = accrued_cost(nodes, cluster_created=created, now=datetime.now(UTC))
+            billing = billing_now(nodes, own_cluster=True)
     except TfcliError as error:
         return dataclasses.replace(status, cluster={"error": error.message.splitlines()[0]})
     changes: dict[str, Any] = {"cluster": view.as_json()}
     if cost is not None:
-        changes["cost"] = {**cost.as_json(), "max_cost": spec.get("max_cost")}
+        changes["cost"] = {**cost.as_json(), **(billing.as_json() if billing else {}), "max_cost": spec.get("max_cost")}
         if (price := handed_price(pods)) is not None:  # what the trainer counts against max_cost
             counted = round(counted_cost(price, status.wall_seconds), 4)
             changes["cost"] |= {"hourly_price": price, "counted_usd": counted}

@@ -1,5 +1,8 @@
 """``tfcli init``: make (or repair) a project folder — safe to run again.
 
+A new project's location is a zone that offers the default GPU (:mod:`tfcli.spec.gpu_zones`): the cheapest place to
+run, and the one GKE's free tier credits; a region only when ``--location`` names one.
+
 Besides the settings and the bundled config library, it writes ``envs/``: a small example environment of the
 project's own (``envs/gridworld.py``, the template beside this file) that the bundled ``gridworld-ppo`` trains.
 
@@ -18,7 +21,9 @@ from pydantic import ValidationError
 
 from tfcli.errors import InvalidInput
 from tfcli.project import Project, read_settings, settings_yaml
+from tfcli.spec.cluster import DEFAULT_GPU_TYPE
 from tfcli.spec.errors import problems_of
+from tfcli.spec.gpu_zones import default_zone
 from tfcli.spec.library import BUNDLED_CONFIGS, KINDS, PROJECT_FILE
 from trainer.files import atomic_write_text
 
@@ -127,6 +132,9 @@ def init_project(
         "credentials": "key-file" if key_file else None,
         "key_file": str(key_file.resolve()) if key_file else None,
     }
+    if not current and location is None:
+        # A zone, not a region: a regional cluster runs every pool in three zones and gets no free-tier credit.
+        given["location"] = default_zone(DEFAULT_GPU_TYPE)
     changes = {key: value for key, value in given.items() if value is not None and current.get(key) != value}
     data = {"name": default_name[:40], **current, **changes}
     try:

@@ -14,6 +14,7 @@ from tfcli.spec.environment import EnvironmentSpec
 from tfcli.spec.frequency import Frequency, SummaryFrequency
 from tfcli.spec.recording import AgentSummary, Recording
 from tfcli.spec.sweep_axes import get_dotted
+from tfcli.spec.ttl import Ttl
 
 RunMode = Literal["single", "multi-threaded", "distributed"]
 RUN_MODES: tuple[str, ...] = ("single", "multi-threaded", "distributed")
@@ -54,6 +55,9 @@ class Experiment(StrictModel):
     seed: int | None = Field(default=None, ge=0, le=2**32 - 1)
     # Dollars: on GKE the trainer pauses itself once its run has cost this much (trainer/hooks/cost_limit.py).
     max_cost: float | None = Field(default=None, gt=0)
+    # On GKE: the longest its stack stays up after a start; `tfcli experiment reap` stops it past that
+    # (tfcli/spec/ttl.py). Runs that ended (completed, paused at max_cost) are reaped whatever their ttl.
+    ttl: Ttl | None = None
     # Seconds an environment may take to answer a reset or a step (a dead env-worker never answers): past it the
     # run fails, its checkpoints kept, with one line naming the environment (trainer/stall.py).
     step_timeout: float = Field(default=300.0, gt=0, le=86400)

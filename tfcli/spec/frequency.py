@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, GetCoreSchemaHandler
-from pydantic_core import core_schema
+from pydantic import AfterValidator
+
+from tfcli.spec.counted import Counted
 
 Unit = Literal["s", "e", "t"]
 UNIT_NAMES: dict[str, str] = {"s": "seconds", "e": "episodes", "t": "timesteps"}
@@ -19,14 +20,10 @@ _PATTERN = re.compile(r"^\s*(\d+)\s*([set]?)\s*$")
 
 
 @dataclass(frozen=True)
-class Frequency:
+class Frequency(Counted):
     """Every ``value`` seconds, episodes or timesteps."""
 
-    value: int
     unit: Unit
-
-    def __str__(self) -> str:
-        return f"{self.value}{self.unit}"
 
     @property
     def described(self) -> str:
@@ -45,18 +42,7 @@ class Frequency:
                 f"'{raw}' is not a frequency: write a whole number followed by s (seconds), e (episodes) or "
                 "t (timesteps), e.g. '600s', '100e', '5000t'"
             )
-        value = int(match.group(1))
-        if value <= 0:
-            raise ValueError(f"'{raw}': a frequency must be greater than 0")
-        return cls(value, match.group(2) or "s")  # type: ignore[arg-type]
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        return core_schema.no_info_plain_validator_function(
-            cls.parse,
-            json_schema_input_schema=core_schema.str_schema(),
-            serialization=core_schema.plain_serializer_function_ser_schema(str),
-        )
+        return cls.positive(raw, match.group(1), match.group(2) or "s", "a frequency")  # type: ignore[no-any-return]
 
 
 def _no_episodes(value: Frequency) -> Frequency:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import typer
 
 from tfcli.cli.errors import TfcliGroup
-from tfcli.cli.experiment import create, lifecycle, offline, results, watch
+from tfcli.cli.experiment import create, lifecycle, offline, reap, results, watch
 
 app = typer.Typer(
     cls=TfcliGroup,
@@ -31,6 +31,7 @@ COMMANDS: dict[str, Callable[..., None]] = {
     "logs": watch.logs,
     "pause": lifecycle.pause,
     "stop": lifecycle.stop,
+    "reap": reap.reap,
     "download": results.download,
     "play": results.play,
     "plan": offline.plan,

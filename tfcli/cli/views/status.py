@@ -27,6 +27,22 @@ def _budget_warning(cost: dict[str, Any] | None) -> str | None:
     return budget_warning(cost["usd"] if counted is None else counted, cost.get("max_cost"))
 
 
+# States in which the run no longer trains, though its stack (and a cluster of its own) may still be up.
+ENDED = ("completed", "paused", "failed", "pruned")
+
+
+def _still_billing(name: str, state: str, cost: dict[str, Any] | None) -> str | None:
+    """The loud line for a run that ended on a cluster of its own that still bills (None while it trains)."""
+    rate = (cost or {}).get("billing_usd_per_hour")
+    if not rate or state not in ENDED:
+        return None
+    lines = ", ".join(f"{line['item']} ${line['usd_per_hour']:,.2f}/h" for line in (cost or {})["billing"])
+    return (
+        f"{name} is {state} but its cluster still bills ${rate:,.2f}/h ({lines}) until "
+        f"`tfcli experiment stop -e {name}` downloads the results and destroys it"
+    )
+
+
 @singledispatch
 def show_status(status: object) -> None:
     raise TypeError(f"no view for {type(status).__name__}")
@@ -71,8 +87,12 @@ def _show_cluster(current: Status) -> None:
             f"  counted against max_cost: ${cost['counted_usd']:,.2f} "
             f"(the run's ${cost['hourly_price']:,.4f}/h x its training wall time)"
         )
+    if cost.get("billing_usd_per_hour") is not None:
+        out().print(f"  billing now: ${cost['billing_usd_per_hour']:,.2f}/h (the cluster's fee and nodes up)")
     if warning := _budget_warning(cost):
         _warn(f"{current.name}: {warning}")
+    if loud := _still_billing(current.name, current.state, cost):
+        _warn(loud)
 
 
 @show_status.register
@@ -126,3 +146,5 @@ def show_list(statuses: list[Status]) -> None:
             _warn(f"{s.name}: cannot read its cluster: {unreadable}")
         if warning := _budget_warning(s.cost):
             _warn(f"{s.name}: {warning}")
+        if loud := _still_billing(s.name, s.state, s.cost):
+            _warn(loud)

@@ -1,0 +1,50 @@
+"""Which deployed experiments ``tfcli experiment reap`` stops: nothing should bill after the work is done.
+
+A rule of the run's state, its start time and its spec's ``ttl`` (tfcli/spec/ttl.py), so the scheduled CI job and a
+user at the terminal stop the same runs. Stopping is the ordinary ``stop``: results downloaded, then the stack
+destroyed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+# The trainer's reason when it paused itself at max_cost (trainer/hooks/cost_limit.py's REASON_PREFIX).
+MAX_COST_REASON = "max_cost reached"
+
+
+def reap_reason(
+    state: str, detail: str, *, started_at: str | None, ttl_seconds: int | None, now: datetime
+) -> str | None:
+    """Why a deployed experiment in ``state`` should be stopped now, or None to leave it.
+
+    A run that ended for good — completed, or paused by its own ``max_cost`` (its Job has ended; only a raised
+    ``max_cost`` and a ``resume`` would continue it) — is stopped at once. Any other is stopped once its stack has
+    been up longer than its ``ttl`` since ``started_at`` (an ISO time, UTC). A run paused by hand is left alone
+    until its ttl: the user paused it to resume it.
+    """
+    if state == "completed":
+        return "completed"
+    if state == "paused" and detail.startswith(MAX_COST_REASON):
+        return f"paused at max_cost ({detail})"
+    if ttl_seconds is not None and started_at:
+        up = (now - datetime.fromisoformat(started_at)).total_seconds()
+        if up > ttl_seconds:
+            return f"up {up / 3600:,.1f} h, past its ttl"
+    return None
+
+
+@dataclass(frozen=True)
+class Reaped:
+    """One experiment ``reap`` acted on: why, and what ``stop`` said it left (or the error that kept it up)."""
+
+    name: str
+    reason: str
+    stopped: str = ""  # Stopped.summary()
+    error: str = ""
+
+    def summary(self) -> str:
+        if self.error:
+            return f"{self.name}: {self.reason}; NOT stopped: {self.error}"
+        return f"{self.name}: {self.reason}; {self.stopped}"
