@@ -1,5 +1,5 @@
 """Current prices: with credentials, ``plan`` reads the Cloud Billing Catalog (``services.skus.list`` of Compute
-Engine, through the stand-in in ``tests/billing_catalog.py`` that checks each request against the API's discovery
+Engine, through the stand-in ``tests/billing_catalog_standin.py``, which checks each request against the API's discovery
 document) once a day per region, cached in the user's cache folder; offline, the bundled table with its date, and a
 warning once it is older than 30 days."""
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from billing_catalog import COMPUTE_ENGINE, FakeCatalog, sku
+from billing_catalog_standin import COMPUTE_ENGINE, FakeCatalog, sku
 
 from infra import prices
 from infra.billing_catalog import API_ROOT, CatalogError, book_from_skus, list_skus

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from billing_catalog import FakeCatalog, sku
+from billing_catalog_standin import FakeCatalog, sku
 from infra_testkit import LIBRARY, PROJECT, plan_for, stack_config
 from test_current_prices import SKUS, with_key
 from test_sweep_stack import sweep_config
