@@ -3,9 +3,9 @@
 ``run --spec SPEC --output DIR [--workers HOST:PORT,...] [--environments auto|in-process|subprocess]`` trains;
 ``env-worker --spec SPEC --port PORT [--host HOST]`` serves environments to a distributed run's learner.
 ``sweep-worker --specs DIR --output-parent DIR --bucket B --prefix SWEEP`` is one of an early-stopped GKE sweep's
-worker pods (trainer/sweep_worker.py). All take ``--code DIR`` (repeatable): a folder put first on ``sys.path``, so that the user's own environments
-(``entry_point: envs.gridworld:GridWorld``) import — the project's root locally, the shipped code's mount on GKE.
-Subprocess pools inherit it: ``spawn`` hands the parent's ``sys.path`` to each child.
+worker pods (trainer/sweep_worker.py). All take ``--code DIR`` (repeatable): a folder put first on ``sys.path``, so
+that the user's own environments (``entry_point: envs.gridworld:GridWorld``) import — the project's root locally,
+the shipped code's mount on GKE. Subprocess pools inherit it: ``spawn`` hands the parent's ``sys.path`` to each child.
 
 This module is the trainer's edge, the one place that turns errors into messages and exit codes: 0 completed
 (or pruned by early stopping), 1 failed (an I/O error such as a full disk too: one line saying what, where and the

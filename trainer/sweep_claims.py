@@ -112,9 +112,7 @@ class Claims:
 
         blob = self._blob(trial)
         try:
-            blob.upload_from_string(
-                json.dumps(state.body()), content_type="application/json", if_generation_match=at
-            )
+            blob.upload_from_string(json.dumps(state.body()), content_type="application/json", if_generation_match=at)
         except (PreconditionFailed, NotFound):
             return None
         return ClaimState(state.worker, state.expires, state.attempts, state.ended, int(blob.generation or 0))

@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 
 RETRIES = 6  # crashes a trial survives (infra/pod_parts.py RETRIES gave each slot as many)
 POLL_SECONDS = 5.0
+LEASE_ENV = "TFCLI_CLAIM_LEASE"
+POLL_ENV = "TFCLI_WORKER_POLL"
 
 
 class BucketReader:
@@ -91,6 +93,7 @@ class Worker:
         self.claims = Claims(bucket, prefix, f"{socket.gethostname()}-{os.getpid()}")
         self.child: subprocess.Popen[bytes] | None = None
         self.stopping = False
+        self.poll = POLL_SECONDS
 
     def survey(self) -> list[TrialView]:
         """Every trial as the bucket says now (one result and one claim read per trial)."""
@@ -128,7 +131,7 @@ class Worker:
                     self._train(index, claim)
                     break
             else:
-                time.sleep(POLL_SECONDS)
+                time.sleep(self.poll)
         return PAUSED_EXIT_CODE
 
     def _stop(self, _signum: int, _frame: Any) -> None:
@@ -145,16 +148,21 @@ class Worker:
         self.child = subprocess.Popen(command, env={**os.environ, WAIT_ENV: "1"})
         held = _Lease(self.claims, name, claim, self.child)
         code = self.child.wait()
-        claim = held.stop()
+        kept = held.stop()
         self.child = None
-        if claim is None:
+        if kept is None:
             log.warning("%s: another worker took the trial over; leaving it to that worker", name)
             return
+        self._ended(name, kept, code)
+
+    def _ended(self, name: str, claim: ClaimState, code: int) -> None:
+        """Release or end ``name``'s claim by how its trainer exited."""
         if code in (0, 1, 2):
             if code:
                 self._failed(name, f"the trainer exited {code}")
             self.claims.end(name, claim, "completed" if code == 0 else "failed")
         elif code == PAUSED_EXIT_CODE:
+            log.info("%s: %s; given back", name, self._result(name).get("reason") or "paused")
             self.claims.release(name, claim)
         elif claim.attempts + 1 > RETRIES:
             self._failed(name, f"crashed {claim.attempts + 1} times (last exit {code})")
@@ -200,8 +208,12 @@ class _Lease:
 
 
 def run_worker(specs: Path, parent: Path, bucket_name: str, prefix: str, code: list[str]) -> int:
-    """The ``sweep-worker`` command: every ``*.yaml`` in ``specs`` is a trial."""
+    """The ``sweep-worker`` command: every ``*.yaml`` in ``specs`` is a trial. ``TFCLI_CLAIM_LEASE`` and
+    ``TFCLI_WORKER_POLL`` (seconds) shorten the lease and the idle poll where minutes are too long (the tests)."""
     from trainer.storage_client import bucket
 
     files = sorted(specs.glob("*.yaml"))
-    return Worker(files, parent, bucket(bucket_name), prefix, code).run()
+    worker = Worker(files, parent, bucket(bucket_name), prefix, code)
+    worker.claims.lease = float(os.environ.get(LEASE_ENV) or worker.claims.lease)
+    worker.poll = float(os.environ.get(POLL_ENV) or worker.poll)
+    return worker.run()

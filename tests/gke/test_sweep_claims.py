@@ -118,3 +118,13 @@ def test_a_released_claim_counts_crashes(bucket: Any) -> None:
     assert a.release("t", held, crashed=True) is not None
     again = a.take("t")
     assert again is not None and again.attempts == 1
+
+
+def test_a_claim_written_on_a_stale_reading_loses(bucket: Any) -> None:
+    """Both workers read "absent" before either writes (the window a race opens): the later create is refused."""
+    a, b = Claims(bucket, "stale", "a"), Claims(bucket, "stale", "b")
+    seen_by_a = a.read("t")
+    assert seen_by_a.generation == 0 and b.take("t") is not None
+    a.read = lambda trial: seen_by_a  # type: ignore[method-assign]
+    assert a.take("t") is None
+    assert b.read("t").worker == "b"
