@@ -71,9 +71,10 @@ def has_workers(trials: list[Experiment]) -> bool:
     return bool(trials) and trials[0].early_stop is not None
 
 
-def worker_args(sweep: str, ctx: ManifestContext) -> list[str]:
+def worker_args(sweep: str, ctx: ManifestContext, rerun: int) -> list[str]:
     """A worker pod's command (trainer/sweep_worker.py): every spec in the ConfigMap is a trial to take, claims go
-    through the bucket's API, the trials' files to its FUSE mount."""
+    through the bucket's API (this Job's own: ``--run``, so that a ``resume -s`` Job trains what an earlier one
+    ended), the trials' files to its FUSE mount."""
     return [
         "sweep-worker",
         "--specs",
@@ -84,6 +85,8 @@ def worker_args(sweep: str, ctx: ManifestContext) -> list[str]:
         ctx.bucket,
         "--prefix",
         sweep,
+        "--run",
+        str(rerun),
         *code_args(ctx),
     ]
 
@@ -126,7 +129,7 @@ def build_sweep_manifests(
     index = f"$({INDEX_VARIABLE})"
     pods = min(parallelism, len(slots))
     if has_workers(trials):
-        container["args"] = worker_args(sweep, ctx)
+        container["args"] = worker_args(sweep, ctx, rerun)
     else:
         container["args"] = [
             "run",

@@ -71,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     sweep.add_argument("--output-parent", required=True, type=Path, help="the sweep's results folder (FUSE mount)")
     sweep.add_argument("--bucket", required=True, help="the results bucket (claims and reads go through its API)")
     sweep.add_argument("--prefix", required=True, help="the sweep's folder in the bucket (the mount's PARENT)")
+    sweep.add_argument("--run", type=int, default=0, help="the Job's re-run number (resume -s): its own claims")
     sweep.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
     sweep.add_argument("--code", action="append", default=[], metavar="DIR", help=CODE_HELP)
     return parser
@@ -166,7 +167,7 @@ def _sweep_worker(arguments: argparse.Namespace) -> int:
     from trainer.sweep_worker import run_worker
 
     code = [part for folder in arguments.code for part in ("--code", folder)]
-    return run_worker(arguments.specs, arguments.output_parent, arguments.bucket, arguments.prefix, code)
+    return run_worker(arguments.specs, arguments.output_parent, arguments.bucket, arguments.prefix, code, arguments.run)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,10 +3,11 @@ workers").
 
 A sweep with early stopping runs on GKE as ``parallel`` worker pods that take their work from the bucket
 (:mod:`trainer.sweep_worker`). Two workers must never train the same trial, and a trial whose worker died
-(preempted node, OOM kill) must not stay taken. So each trial has one *claim* object,
-``<sweep>/claims/<trial>.json``: ``{"worker": W, "expires": T, "attempts": N, "ended": E}``, changed only through
-the GCS JSON API with a generation precondition (``ifGenerationMatch``; Cloud Storage "Request preconditions"), which
-GCS checks and applies atomically:
+(preempted node, OOM kill) must not stay taken. So each trial has one *claim* object per run of the sweep's Job,
+``<sweep>/claims/<run>/<trial>.json`` (``run``: the ``resume -s`` re-run number, so that a new Job trains again the
+trials an earlier one ended, as its ConfigMap says): ``{"worker": W, "expires": T, "attempts": N, "ended": E}``,
+changed only through the GCS JSON API with a generation precondition (``ifGenerationMatch``; Cloud Storage "Request
+preconditions"), which GCS checks and applies atomically:
 
 - **take**: create it only if absent (``ifGenerationMatch=0``), or, when it is free (no worker, or a lease that
   expired: its worker stopped renewing it) and not ended, rewrite it at the generation just read. Of two workers
@@ -69,27 +70,32 @@ class ClaimState:
         )
 
 
+def claims_folder(sweep: str, run: int) -> str:
+    """Where run ``run`` of ``sweep``'s Job keeps its claims in the bucket."""
+    return f"{sweep}/{FOLDER}/{run}"
+
+
 class Claims:
-    """The claims of one sweep's trials in its bucket (``bucket``: a google-cloud-storage Bucket), as worker
-    ``worker``."""
+    """The claims of one sweep's trials in its bucket (``bucket``: a google-cloud-storage Bucket), under ``folder``
+    (:func:`claims_folder`), as worker ``worker``."""
 
     def __init__(
         self,
         bucket: Any,
-        prefix: str,
+        folder: str,
         worker: str,
         *,
         lease: float = LEASE_SECONDS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.bucket = bucket
-        self.prefix = prefix
+        self.folder = folder
         self.worker = worker
         self.lease = lease
         self.clock = clock
 
     def _blob(self, trial: str) -> Any:
-        return self.bucket.blob(f"{self.prefix}/{FOLDER}/{trial}.json")
+        return self.bucket.blob(f"{self.folder}/{trial}.json")
 
     def read(self, trial: str) -> ClaimState:
         """The trial's claim now (generation 0: none). Its metadata first, then its content at that generation: a

@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-ENDED = ("completed", "pruned", "failed")
-
 
 @dataclass(frozen=True)
 class TrialView:
     """One trial as a worker sees it: its number, its ``result.json`` status (None: none yet), whether it waits at a
-    rung and whether that rung would let it go on or prune it now (``decided``), and whether its claim says it ended
-    (a trial refused or crashed past its retries) or paused at ``max_cost``."""
+    rung and whether that rung would let it go on or prune it now (``decided``), and whether its claim in this Job
+    says it ended. Only the claim ends a trial for the workers: a ``result.json`` that says ``completed`` or
+    ``pruned`` may be an earlier Job's, whose trial ``resume -s`` extends or releases (its trainer ends at once,
+    exit 0, when there is nothing to train)."""
 
     index: int
     status: str | None = None
@@ -33,7 +33,7 @@ class TrialView:
     ended: bool = False
 
     def over(self) -> bool:
-        return self.ended or self.status in ENDED
+        return self.ended
 
 
 def fill_order(indexes: Sequence[int], seeds: int) -> list[int]:

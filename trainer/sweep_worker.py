@@ -39,7 +39,7 @@ from tfcli.spec.early_stop import TrialEarlyStop
 from trainer.rung_scores import SweepRungs
 from trainer.rung_wait import WAIT_ENV, standing, waiting_rung
 from trainer.signals import PAUSED_EXIT_CODE
-from trainer.sweep_claims import Claims, ClaimState
+from trainer.sweep_claims import Claims, ClaimState, claims_folder
 from trainer.sweep_queue import TrialView, all_ended, next_candidates
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,9 @@ class BucketReader:
 class Worker:
     """One worker pod's loop over the sweep's trials (``specs``: the trial spec files its ConfigMap holds)."""
 
-    def __init__(self, specs: list[Path], parent: Path, bucket: Any, prefix: str, code: list[str]) -> None:
+    def __init__(
+        self, specs: list[Path], parent: Path, bucket: Any, prefix: str, code: list[str], run: int = 0
+    ) -> None:
         from tfcli.spec import load_experiment
 
         self.parent, self.bucket, self.prefix, self.code = parent, bucket, prefix, code
@@ -90,7 +92,7 @@ class Worker:
         assert settings is not None
         self.settings = settings
         self.read = BucketReader(bucket, prefix, parent)
-        self.claims = Claims(bucket, prefix, f"{socket.gethostname()}-{os.getpid()}")
+        self.claims = Claims(bucket, claims_folder(prefix, run), f"{socket.gethostname()}-{os.getpid()}")
         self.child: subprocess.Popen[bytes] | None = None
         self.stopping = False
         self.poll = POLL_SECONDS
@@ -207,13 +209,13 @@ class _Lease:
         return self.claim
 
 
-def run_worker(specs: Path, parent: Path, bucket_name: str, prefix: str, code: list[str]) -> int:
+def run_worker(specs: Path, parent: Path, bucket_name: str, prefix: str, code: list[str], run: int = 0) -> int:
     """The ``sweep-worker`` command: every ``*.yaml`` in ``specs`` is a trial. ``TFCLI_CLAIM_LEASE`` and
     ``TFCLI_WORKER_POLL`` (seconds) shorten the lease and the idle poll where minutes are too long (the tests)."""
     from trainer.storage_client import bucket
 
     files = sorted(specs.glob("*.yaml"))
-    worker = Worker(files, parent, bucket(bucket_name), prefix, code)
+    worker = Worker(files, parent, bucket(bucket_name), prefix, code, run)
     worker.claims.lease = float(os.environ.get(LEASE_ENV) or worker.claims.lease)
     worker.poll = float(os.environ.get(POLL_ENV) or worker.poll)
     return worker.run()

@@ -39,6 +39,7 @@ from infra import naming
 from infra.sweep_manifests import INDEX_VARIABLE, TRIALS_CONFIG_MAP, slot_file
 from trainer.results import REASON_PREFIX, Result
 from trainer.state import Episode, RunState
+from trainer.sweep_claims import claims_folder
 
 EPISODES = 400  # per finished trial (its 40,000-timestep budget); a trial cut short wrote half of them
 
@@ -183,7 +184,7 @@ class PlayedSweep:
                     threading.Thread(target=_kill_once_checkpointed, args=(process, checkpoints), daemon=True).start()
                 if self.oom_trial is not None and not self.killed_worker:
                     checkpoints = volume / self.sweep / self.oom_trial / "checkpoints"
-                    claim = self.bucket.blob(f"{self.sweep}/claims/{self.oom_trial}.json")
+                    claim = self.bucket.blob(f"{claims_folder(self.sweep, 0)}/{self.oom_trial}.json")
                     args = (process, checkpoints, claim, self.killed_worker)
                     threading.Thread(target=_kill_holder_once_checkpointed, args=args, daemon=True).start()
             code = self.processes[key].poll()

@@ -23,6 +23,7 @@ from gke_testkit import GCP_PROJECT, FakePulumi, make_gke_project, serve_api
 from played_sweep import PlayedSweep
 
 from infra.naming import bucket_name
+from trainer.sweep_claims import claims_folder
 
 pytestmark = pytest.mark.slow
 
@@ -123,7 +124,7 @@ def test_a_worker_killed_mid_trial_loses_its_lease_and_another_finishes_the_tria
     assert trials[victim]["state"] == "completed" and trials[victim]["timesteps"] == BUDGET
     steps = _steps(mount, victim)
     assert steps == sorted(steps) and len(set(steps)) == len(steps) and 300 < steps[-1] <= BUDGET  # resumed exactly
-    claim = json.loads(gcs.bucket(BUCKET).blob(f"{SWEEP}/claims/{victim}.json").download_as_text())
+    claim = json.loads(gcs.bucket(BUCKET).blob(f"{claims_folder(SWEEP, 0)}/{victim}.json").download_as_text())
     assert claim["ended"] == "completed"
 
 
