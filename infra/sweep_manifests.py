@@ -14,6 +14,12 @@
   under it, ``/results/<sweep>/<sweep>-<k>``, so no index arithmetic reaches it. ``--output-parent`` also marks the
   run as a sweep's trial: at ``max_cost`` it exits 0, ending its index (not ``FailIndex``).
 
+With early stopping the pods are *workers* instead (``has_workers``; docs/design.md §6.6): ``completions`` =
+``parallelism`` = P, each pod runs ``sweep-worker --specs /etc/tfcli --output-parent /results/<sweep> --bucket B
+--prefix <sweep>`` (trainer/sweep_worker.py), takes the trials (every ``slot-<i>.yaml``) one at a time through claims
+in the bucket, and exits 0 once every trial has ended: a trial waiting at an undecided rung gives its worker to the
+next trial, whatever the queue order and P. A worker's index is not a trial (the stack exports ``workers: true``).
+
 The pod is the learner pod of :mod:`infra.manifests` (security, resources, GPU placement, GCS FUSE results volume),
 sized for the widest trial. Distributed trials are not offered on GKE: each would need its own env-worker Job and
 Service.
@@ -59,6 +65,32 @@ def slot_file(slot: int | str) -> str:
     return f"slot-{slot}.yaml"
 
 
+def has_workers(trials: list[Experiment]) -> bool:
+    """Whether the sweep's pods are workers (early stopping: trials wait at rungs and are started again) rather than
+    one slot per trial."""
+    return bool(trials) and trials[0].early_stop is not None
+
+
+def worker_args(sweep: str, ctx: ManifestContext, rerun: int) -> list[str]:
+    """A worker pod's command (trainer/sweep_worker.py): every spec in the ConfigMap is a trial to take, claims go
+    through the bucket's API (this Job's own: ``--run``, so that a ``resume -s`` Job trains what an earlier one
+    ended), the trials' files to its FUSE mount."""
+    return [
+        "sweep-worker",
+        "--specs",
+        naming.SPEC_DIR,
+        "--output-parent",
+        f"{naming.RESULTS_DIR}/{sweep}",
+        "--bucket",
+        ctx.bucket,
+        "--prefix",
+        sweep,
+        "--run",
+        str(rerun),
+        *code_args(ctx),
+    ]
+
+
 def max_failed_trials(trials: int) -> int:
     """``maxFailedIndexes``: the Job fails early once more than half of its trials have failed."""
     return trials // 2
@@ -95,14 +127,18 @@ def build_sweep_manifests(
     (container,) = pod["containers"]
     container["name"] = "trial"
     index = f"$({INDEX_VARIABLE})"
-    container["args"] = [
-        "run",
-        "--spec",
-        f"{naming.SPEC_DIR}/{slot_file(index)}",
-        "--output-parent",
-        f"{naming.RESULTS_DIR}/{sweep}",
-        *code_args(ctx),
-    ]
+    pods = min(parallelism, len(slots))
+    if has_workers(trials):
+        container["args"] = worker_args(sweep, ctx, rerun)
+    else:
+        container["args"] = [
+            "run",
+            "--spec",
+            f"{naming.SPEC_DIR}/{slot_file(index)}",
+            "--output-parent",
+            f"{naming.RESULTS_DIR}/{sweep}",
+            *code_args(ctx),
+        ]
     if rerun:
         template["metadata"]["annotations"][RERUN_ANNOTATION] = str(rerun)
     container["env"] = [
@@ -120,10 +156,10 @@ def build_sweep_manifests(
     spec.update(
         {
             "completionMode": "Indexed",
-            "completions": len(slots),
-            "parallelism": min(parallelism, len(slots)),
+            "completions": pods if has_workers(trials) else len(slots),
+            "parallelism": pods,
             "backoffLimitPerIndex": RETRIES,
-            "maxFailedIndexes": min(len(slots), max_failed_trials(len(trials))),
+            "maxFailedIndexes": min(pods if has_workers(trials) else len(slots), max_failed_trials(len(trials))),
             "podFailurePolicy": failure_policy("trial", per_index=True),
         }
     )

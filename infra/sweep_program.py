@@ -20,7 +20,7 @@ from infra.pod_parts import ManifestContext
 from infra.run_price import trial_hourly_price
 from infra.sizing import cpu_pool, learner_gpus, sweep_learner_nodes, widest
 from infra.sweep_config import SweepSettings, read_sweep_config, sweep_settings_from_config
-from infra.sweep_manifests import build_sweep_manifests, slot_trials
+from infra.sweep_manifests import build_sweep_manifests, has_workers, slot_trials
 
 
 def sweep_context(sweep: SweepSettings) -> ManifestContext:
@@ -76,6 +76,7 @@ def declare_sweep(sweep: SweepSettings) -> None:
     pulumi.export("trials", [trial.name for trial in sweep.trials])
     pulumi.export("parallelism", min(sweep.parallelism, len(sweep.trials)))
     pulumi.export("slots", slot_trials(len(sweep.trials), sweep.held))  # the trial of each completion index
+    pulumi.export("workers", has_workers(sweep.trials))  # pods are workers, not trials (infra/sweep_manifests.py)
     pulumi.export("rerun", sweep.rerun)  # what tfcli checks a stack file against before an up (no rollback)
 
 

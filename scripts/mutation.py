@@ -50,6 +50,7 @@ MODULES: dict[str, list[str]] = {
     "tfcli/gke/sweep_job.py": ["tests/gke/test_sweep_job.py"],
     "tfcli/runs/resuming.py": ["tests/cli/test_resume_rules.py"],
     "tfcli/gke/states.py": ["tests/gke/test_run_states.py"],
+    "trainer/sweep_queue.py": ["tests/trainer/test_sweep_queue.py"],
 }
 
 # A module whose pure rules share the file with I/O: only these of its functions are mutated (as mutmut names them:

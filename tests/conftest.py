@@ -98,9 +98,11 @@ def small_disk(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
 @pytest.fixture(scope="session")
 def gcs_server() -> Iterator[tuple[Any, str]]:
     from gcp_storage_emulator.server import create_server
+    from gcs_preconditions import install
 
     from tfcli.local.supervisor import free_port
 
+    install()  # the emulator checks ifGenerationMatch & co. as GCS does (tests/gcs_preconditions.py)
     port = free_port()
     server = create_server("127.0.0.1", port, in_memory=True)
     server.start()

@@ -2,9 +2,10 @@
 
 ``run --spec SPEC --output DIR [--workers HOST:PORT,...] [--environments auto|in-process|subprocess]`` trains;
 ``env-worker --spec SPEC --port PORT [--host HOST]`` serves environments to a distributed run's learner.
-Both take ``--code DIR`` (repeatable): a folder put first on ``sys.path``, so that the user's own environments
-(``entry_point: envs.gridworld:GridWorld``) import — the project's root locally, the shipped code's mount on GKE.
-Subprocess pools inherit it: ``spawn`` hands the parent's ``sys.path`` to each child.
+``sweep-worker --specs DIR --output-parent DIR --bucket B --prefix SWEEP`` is one of an early-stopped GKE sweep's
+worker pods (trainer/sweep_worker.py). All take ``--code DIR`` (repeatable): a folder put first on ``sys.path``, so
+that the user's own environments (``entry_point: envs.gridworld:GridWorld``) import — the project's root locally,
+the shipped code's mount on GKE. Subprocess pools inherit it: ``spawn`` hands the parent's ``sys.path`` to each child.
 
 This module is the trainer's edge, the one place that turns errors into messages and exit codes: 0 completed
 (or pruned by early stopping), 1 failed (an I/O error such as a full disk too: one line saying what, where and the
@@ -64,6 +65,15 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument("--host", default="0.0.0.0", help="address to listen on (default: all)")
     worker.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
     worker.add_argument("--code", action="append", default=[], metavar="DIR", help=CODE_HELP)
+
+    sweep = commands.add_parser("sweep-worker", help="a GKE sweep's worker: train its trials, claimed in its bucket")
+    sweep.add_argument("--specs", required=True, type=Path, help="folder of the trials' spec files (*.yaml)")
+    sweep.add_argument("--output-parent", required=True, type=Path, help="the sweep's results folder (FUSE mount)")
+    sweep.add_argument("--bucket", required=True, help="the results bucket (claims and reads go through its API)")
+    sweep.add_argument("--prefix", required=True, help="the sweep's folder in the bucket (the mount's PARENT)")
+    sweep.add_argument("--run", type=int, default=0, help="the Job's re-run number (resume -s): its own claims")
+    sweep.add_argument("--debug", action="store_true", help="verbose logs and full tracebacks")
+    sweep.add_argument("--code", action="append", default=[], metavar="DIR", help=CODE_HELP)
     return parser
 
 
@@ -152,12 +162,20 @@ def _env_worker(arguments: argparse.Namespace) -> int:
     return 0 if run_over else PAUSED_EXIT_CODE
 
 
+def _sweep_worker(arguments: argparse.Namespace) -> int:
+    _setup_logging(arguments.debug)
+    from trainer.sweep_worker import run_worker
+
+    code = [part for folder in arguments.code for part in ("--code", folder)]
+    return run_worker(arguments.specs, arguments.output_parent, arguments.bucket, arguments.prefix, code, arguments.run)
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = _parser().parse_args(argv)
     debug = arguments.debug or os.environ.get("TFCLI_DEBUG", "").lower() in ("1", "true", "yes")
     if debug:
         _setup_logging(True)
-    commands: dict[str, Any] = {"run": _run, "env-worker": _env_worker}
+    commands: dict[str, Any] = {"run": _run, "env-worker": _env_worker, "sweep-worker": _sweep_worker}
     from trainer.code_paths import add_code_paths
 
     add_code_paths(arguments.code)

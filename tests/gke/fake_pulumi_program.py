@@ -128,13 +128,14 @@ def outputs_for(stack: str, config: dict[str, Any]) -> dict[str, Any]:
                         "workerImage": image})  # fmt: skip
     else:  # infra/sweep_program.py: its trials (NAME-0 ..) and the Indexed Job's parallelism, as the program reads them
         from infra.sweep_config import sweep_settings_from_config
-        from infra.sweep_manifests import slot_trials
+        from infra.sweep_manifests import has_workers, slot_trials
 
         settings = sweep_settings_from_config(config, stack=stack)
         trials = [trial.name for trial in settings.trials]
         outputs.update({"sweep": name, "trials": trials, "parallelism": min(settings.parallelism, len(trials)),
                         "jobs": ["trials-0123456789"], "rerun": settings.rerun,
-                        "slots": slot_trials(len(trials), settings.held)})  # fmt: skip
+                        "slots": slot_trials(len(trials), settings.held),
+                        "workers": has_workers(settings.trials)})  # fmt: skip
     if shared:
         outputs["sharedClusterStack"] = shared
     outputs.update(load("control.json", {}).get("extra_outputs", {}).get(stack, {}))  # e.g. a kubeconfig

@@ -39,6 +39,7 @@ from infra import naming
 from infra.sweep_manifests import INDEX_VARIABLE, TRIALS_CONFIG_MAP, slot_file
 from trainer.results import REASON_PREFIX, Result
 from trainer.state import Episode, RunState
+from trainer.sweep_claims import claims_folder
 
 EPISODES = 400  # per finished trial (its 40,000-timestep budget); a trial cut short wrote half of them
 
@@ -64,7 +65,7 @@ def pod_args(job: dict[str, Any], mounts: dict[str, Path], index: int | None = N
     for arg in container["args"]:
         arg = str(arg).replace(f"$({INDEX_VARIABLE})", str(index))
         for inside, here in mounts.items():
-            if arg.startswith(inside + "/"):
+            if arg == inside or arg.startswith(inside + "/"):
                 arg = str(here) + arg[len(inside) :]
         args.append(arg)
     return args
@@ -114,6 +115,9 @@ class PlayedSweep:
     oom_killed: set[int] = field(default_factory=set)  # with ``mount``: indexes whose pods are killed (exit 137)
     processes: dict[tuple[int, int], subprocess.Popen[bytes]] = field(default_factory=dict)
     spec_dir: Path | None = None  # with ``mount``: the ConfigMap's files, mounted at /etc/tfcli
+    env: dict[str, str] = field(default_factory=dict)  # with ``mount``: more environment for every pod's process
+    oom_trial: str | None = None  # workers: the one training this trial is killed once it has a checkpoint
+    killed_worker: list[int] = field(default_factory=list)  # the pid of the worker killed for ``oom_trial``
 
     def deploy(self) -> JobController:
         job = deployed_job(self.stack_state, self.sweep)
@@ -159,7 +163,8 @@ class PlayedSweep:
         for pod in self.controller.active():
             key = (pod.index, pod.attempt)
             if key not in self.processes:
-                trial = self.slot_trial(pod.index)
+                workers = self.controller.job["spec"]["template"]["spec"]["containers"][0]["args"][0] == "sweep-worker"
+                trial = self.slot_trial(pod.index) if not workers else f"worker-{pod.index}"
                 self.volumes[key] = stack = contextlib.ExitStack()
                 name = f"volume-{pod.index}-{pod.attempt}"
                 volume = stack.enter_context(
@@ -169,13 +174,19 @@ class PlayedSweep:
                 env = {item["name"]: item["value"] for item in container.get("env", []) if "value" in item}
                 self.processes[key] = process = subprocess.Popen(
                     [sys.executable, "-m", "trainer", *self._command(pod.index, volume)],
-                    env={**os.environ, **env},
+                    env={**os.environ, **env, **self.env},
+                    start_new_session=True,  # a container: killing it kills every process in it
                     stdout=subprocess.DEVNULL,
                     stderr=(self.mount / f"{trial}.log").open("ab"),
                 )
-                if pod.index in self.oom_killed:
+                if pod.index in self.oom_killed and self.oom_trial is None:
                     checkpoints = volume / self.sweep / trial / "checkpoints"
                     threading.Thread(target=_kill_once_checkpointed, args=(process, checkpoints), daemon=True).start()
+                if self.oom_trial is not None and not self.killed_worker:
+                    checkpoints = volume / self.sweep / self.oom_trial / "checkpoints"
+                    claim = self.bucket.blob(f"{claims_folder(self.sweep, 0)}/{self.oom_trial}.json")
+                    args = (process, checkpoints, claim, self.killed_worker)
+                    threading.Thread(target=_kill_holder_once_checkpointed, args=args, daemon=True).start()
             code = self.processes[key].poll()
             if code is not None:
                 self.volumes[key].close()  # the pod is gone, and its volume with it
@@ -187,9 +198,9 @@ class PlayedSweep:
     def end_trainers(self) -> None:
         """Kill the trainers still running, unmount their volumes, and copy what reached the bucket into ``mount``."""
         for process in self.processes.values():
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)  # the container, with every process in it (a worker's trainer)
+            process.wait()
         for volume in self.volumes.values():
             volume.close()
         if self.mount is not None:
@@ -235,10 +246,26 @@ def _kill_once_checkpointed(process: subprocess.Popen[bytes], checkpoints: Path)
     run is caught well before it ends)."""
     while process.poll() is None:
         if list(checkpoints.glob("*/COMPLETE")):
-            process.send_signal(signal.SIGKILL)
+            os.killpg(process.pid, signal.SIGKILL)  # the container, with every process in it
             process.wait()
             return
         time.sleep(0.01)
+
+
+def _kill_holder_once_checkpointed(
+    process: subprocess.Popen[bytes], checkpoints: Path, claim: Any, killed: list[int]
+) -> None:
+    """SIGKILL the worker pod ``process`` (its whole container) once it holds the claim ``claim`` (a worker's name
+    ends with its pid, trainer/sweep_worker.py) and its trial has a complete checkpoint; only one worker is killed."""
+    while process.poll() is None and not killed:
+        if list(checkpoints.glob("*/COMPLETE")):
+            with contextlib.suppress(Exception):
+                if json.loads(claim.download_as_text()).get("worker", "").endswith(f"-{process.pid}"):
+                    killed.append(process.pid)
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+                    return
+        time.sleep(0.05)
 
 
 def _deployed(state: Path, sweep: str) -> bool:

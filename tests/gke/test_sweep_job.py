@@ -164,6 +164,24 @@ def test_the_slot_table_is_read_from_the_stack_outputs(outputs: dict[str, Any], 
     assert read == SlotTable(table) and all(type(trial) is int for trial in read.trials)
 
 
+@pytest.mark.parametrize(
+    ("workers", "read"), [(True, True), ("true", True), ("True", True), (False, False), (None, False)]
+)
+def test_workers_are_read_from_the_stack_outputs(workers: Any, read: bool) -> None:
+    assert SlotTable.of({"slots": [0, 2], "workers": workers}, 3) == SlotTable((0, 2), read)
+    assert SlotTable.of({"workers": workers}, 2) == SlotTable((0, 1), read)
+
+
+def test_a_worker_pod_is_no_trial_but_a_held_trial_stays_held() -> None:
+    """Early stopping's pods are workers (trainer/sweep_worker.py): no index, pod or failed index is one trial's."""
+    table = SlotTable((0, 2, 3), workers=True)
+    assert [table.trial(slot) for slot in (0, 1, 2)] == [None, None, None]
+    assert table.by_trial({0: "a", 1: "b"}) == {}
+    assert table.slot(1) is None and table.slot(2) == 1  # trial 1 held by a resume
+    by_index = JobReading("BackoffLimitExceeded", False, frozenset({0}), frozenset({1}))
+    assert table.reading(by_index) == JobReading("BackoffLimitExceeded", False, frozenset(), frozenset())
+
+
 def test_a_slot_is_its_trial_and_a_trial_its_slot() -> None:
     table = SlotTable((4, 1, 7))
     assert [table.trial(slot) for slot in (-1, 0, 1, 2, 3)] == [None, 4, 1, 7, None]

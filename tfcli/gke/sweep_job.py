@@ -6,6 +6,10 @@ retries) is in ``status.failedIndexes`` (one paused at ``max_cost`` exits 0: its
 ended (``Failed``, ``Complete``) starts no more pods, so a trial that never started never will. Without the Job, a
 sweep with a failed trial would look "running" for ever and ``start -s --wait`` would never return.
 
+With early stopping the Job's pods are *workers* (the stack output ``workers``): each trains whichever trial it
+claims in the bucket (trainer/sweep_worker.py), so no index, pod or failed index is one trial's; the bucket alone
+says each trial's state (a trial a worker gave up on has a ``result.json`` saying ``failed``).
+
 The Job's completion indexes are *slots*, not trials: a re-run Job (``resume -s``) has a slot only for each trial
 that still trains. :class:`SlotTable` (the stack's ``slots`` output) is the one place a slot becomes its trial —
 for the Job's failed and completed indexes, the pods (``status -s``) and a trial's log.
@@ -29,18 +33,21 @@ class SlotTable:
     """The trial each slot (completion index) of the deployed Job runs (infra/sweep_manifests.py ``slot_trials``)."""
 
     trials: tuple[int, ...]
+    workers: bool = False  # the pods are workers that take any trial (early stopping): no index is a trial
 
     @classmethod
     def of(cls, outputs: Mapping[str, Any], trials: int) -> SlotTable:
-        """From the stack's ``slots`` output; a stack deployed before it existed ran slot ``k`` as trial ``k``."""
+        """From the stack's ``slots`` and ``workers`` outputs; a stack deployed before they existed ran slot ``k``
+        as trial ``k``."""
+        workers = outputs.get("workers") in (True, "true", "True")
         slots = outputs.get("slots")
         if isinstance(slots, list) and all(str(slot).isdigit() for slot in slots):
-            return cls(tuple(int(slot) for slot in slots))
-        return cls(tuple(range(trials)))
+            return cls(tuple(int(slot) for slot in slots), workers)
+        return cls(tuple(range(trials)), workers)
 
     def trial(self, slot: int) -> int | None:
-        """The trial slot ``slot`` runs (None: no such slot)."""
-        return self.trials[slot] if 0 <= slot < len(self.trials) else None
+        """The trial slot ``slot`` runs (None: no such slot, or the pods are workers)."""
+        return self.trials[slot] if 0 <= slot < len(self.trials) and not self.workers else None
 
     def slot(self, trial: int) -> int | None:
         """The slot that runs ``trial`` (None: this Job leaves it as it ended)."""

@@ -82,6 +82,8 @@ def read_deployed(
         if result.get("status") == "completed" and reported_state(trial.data, result) == "paused":  # raised budget
             result = {**result, "status": "paused"}
         state = states.deployed_state(result, suspended=suspended, started=started)
+        if state == "running" and reported_state(trial.data, result) == "waiting":
+            state = "waiting"  # at an undecided rung, given back to the sweep's workers (trainer/sweep_worker.py)
         readings.append(TrialReading(trial, state, dict(files.result), list(files.records), files.reader))
     return readings
 
