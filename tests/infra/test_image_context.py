@@ -1,0 +1,106 @@
+"""The trainer's build context is deterministic and names the image: what changes the digest and what does not."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from infra.image_context import build_context, excluded, parse_ignore, source_root
+from tfcli.errors import TfcliError
+
+IGNORE = "*\n!pyproject.toml\n!README.md\n!tfcli/\n!trainer/\n!infra/\n**/__pycache__\n**/*.pyc\n"
+
+
+def make_source(root: Path) -> Path:
+    (root / "trainer").mkdir(parents=True)
+    (root / "tfcli").mkdir()
+    (root / "docs").mkdir()
+    (root / ".dockerignore").write_text(IGNORE)
+    (root / "pyproject.toml").write_text('[project]\nname = "tfcli"\ndependencies = ["numpy==1.23.5"]\n')
+    (root / "README.md").write_text("readme\n")
+    (root / "trainer" / "Dockerfile").write_text("FROM debian:bookworm-slim\n")
+    (root / "trainer" / "run.py").write_text("print('train')\n")
+    (root / "tfcli" / "__init__.py").write_text("")
+    (root / "docs" / "design.md").write_text("design\n")
+    return root
+
+
+def test_the_docs_examples_of_exceptions_and_parents() -> None:
+    rules = parse_ignore("*.md\n!README*.md\nREADME-secret.md\n")
+    assert excluded(rules, "notes.md") and excluded(rules, "README-secret.md")
+    assert not excluded(rules, "README.md")
+    rules = parse_ignore("*.md\nREADME-secret.md\n!README*.md\n")  # the last matching line decides
+    assert not excluded(rules, "README-secret.md")
+    rules = parse_ignore("*/temp*\ntemp?\n/node_modules/\n**/*.pyc\n")
+    assert excluded(rules, "somedir/temporary.txt") and not excluded(rules, "somedir/sub/temporary.txt")
+    assert excluded(rules, "tempa") and not excluded(rules, "tempab")
+    assert excluded(rules, "node_modules/a/b.js")  # a pattern matching a parent folder excludes what is inside
+    assert excluded(rules, "x.pyc") and excluded(rules, "a/b/c.pyc")
+
+
+def test_a_line_docker_refuses_is_named() -> None:
+    with pytest.raises(TfcliError, match=r"\.dockerignore: line 2"):
+        parse_ignore("ok\n[abc\n")
+
+
+def test_the_context_is_the_same_bytes_whatever_the_times_and_order(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    first = build_context(root)
+    os.utime(root / "trainer" / "run.py", (1, 1))
+    assert build_context(root) == first
+    with tarfile.open(fileobj=io.BytesIO(first.archive), mode="r:gz") as tar:
+        members = tar.getmembers()
+    assert [m.name for m in members] == sorted(m.name for m in members) == list(first.files)
+    assert {(m.mtime, m.uid, m.gid, m.uname) for m in members} == {(0, 0, 0, "")}
+    assert first.files == ("README.md", "pyproject.toml", "tfcli/__init__.py", "trainer/Dockerfile", "trainer/run.py")
+
+
+def test_unrelated_files_do_not_change_the_digest(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    before = build_context(root).digest
+    (root / "docs" / "design.md").write_text("changed\n")
+    (root / "experiments").mkdir()
+    (root / "experiments" / "run.json").write_text("{}")
+    (root / "trainer" / "__pycache__").mkdir()
+    (root / "trainer" / "__pycache__" / "run.cpython-311.pyc").write_bytes(b"\0")
+    assert build_context(root).digest == before
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [("trainer/run.py", "print('other')\n"), ("pyproject.toml", "[project]\nname = 'x'\n"),
+     ("trainer/Dockerfile", "FROM debian:trixie-slim\n")],
+)  # fmt: skip
+def test_the_trainer_its_pins_and_the_dockerfile_change_the_digest(tmp_path: Path, path: str, text: str) -> None:
+    root = make_source(tmp_path / "src")
+    before = build_context(root).digest
+    (root / path).write_text(text)
+    assert build_context(root).digest != before
+
+
+def test_an_executable_bit_is_part_of_the_content(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    before = build_context(root).digest
+    (root / "trainer" / "run.py").chmod(0o755)
+    assert build_context(root).digest != before
+
+
+def test_a_source_without_its_dockerfile_names_what_is_missing(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    (root / "trainer" / "Dockerfile").unlink()
+    with pytest.raises(TfcliError, match="trainer/Dockerfile missing"):
+        build_context(root)
+
+
+def test_this_checkout_sends_what_the_dockerfile_copies_and_nothing_else(tmp_path: Path) -> None:
+    """The real .dockerignore: pyproject.toml, README.md and the three packages; docs and tests stay out."""
+    root = tmp_path / "copy"
+    shutil.copytree(source_root(), root, ignore=shutil.ignore_patterns(".venv", ".git", "experiments", ".pulumi"))
+    files = build_context(root).files
+    assert {f.split("/")[0] for f in files} == {"README.md", "pyproject.toml", "tfcli", "trainer", "infra"}
+    assert "trainer/Dockerfile" in files and not any("__pycache__" in f for f in files)
