@@ -37,6 +37,7 @@ MODULES: dict[str, list[str]] = {
     "tfcli/spec/sweep_axes.py": ["tests/spec/test_sweep_axes.py"],
     "tfcli/spec/frequency.py": ["tests/spec/test_frequency.py"],
     "infra/naming.py": ["tests/infra/test_naming.py"],
+    "infra/image_context.py": ["tests/infra/test_image_context.py"],
     "trainer/transport/codec.py": ["tests/trainer/test_codec.py"],
     "trainer/schedule.py": ["tests/trainer/test_schedule.py"],
     "trainer/budget.py": ["tests/trainer/test_budget.py"],
