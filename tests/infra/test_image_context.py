@@ -99,8 +99,14 @@ def test_a_source_without_its_dockerfile_names_what_is_missing(tmp_path: Path) -
 
 def test_this_checkout_sends_what_the_dockerfile_copies_and_nothing_else(tmp_path: Path) -> None:
     """The real .dockerignore: pyproject.toml, README.md and the three packages; docs and tests stay out."""
+    checkout = next(p for p in Path(__file__).resolve().parents if (p / ".dockerignore").is_file())
     root = tmp_path / "copy"
-    shutil.copytree(source_root(), root, ignore=shutil.ignore_patterns(".venv", ".git", "experiments", ".pulumi"))
+    skip = shutil.ignore_patterns(".venv", ".git", ".mutation", "*_cache", "experiments", ".pulumi")
+    shutil.copytree(checkout, root, ignore=skip)
     files = build_context(root).files
     assert {f.split("/")[0] for f in files} == {"README.md", "pyproject.toml", "tfcli", "trainer", "infra"}
     assert "trainer/Dockerfile" in files and not any("__pycache__" in f for f in files)
+
+
+def test_the_source_root_is_the_folder_above_infra() -> None:
+    assert (source_root() / "trainer" / "Dockerfile").is_file() and (source_root() / "infra").is_dir()
