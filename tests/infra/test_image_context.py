@@ -110,3 +110,68 @@ def test_this_checkout_sends_what_the_dockerfile_copies_and_nothing_else(tmp_pat
 
 def test_the_source_root_is_the_folder_above_infra() -> None:
     assert (source_root() / "trainer" / "Dockerfile").is_file() and (source_root() / "infra").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("a?c", "abc", True), ("a?c", "a/c", False), ("a?c", "ac", False),
+        ("a*", "abc/d", True), ("*", "a/b", True), ("a*c", "ab/c", False),  # a parent matches: "*" matches "a"
+        ("[abc]x", "bx", True), ("[abc]x", "dx", False), ("[a-c]x", "cx", True),
+        ("[^abc]x", "dx", True), ("[^abc]x", "ax", False),
+        ("a\\*b", "a*b", True), ("a\\*b", "axb", False), ("a.b", "axb", False), ("a+b", "a+b", True),
+        ("**/x", "x", True), ("**/x", "a/b/x", True), ("**/x", "ax", False),
+        ("a/**", "a/b/c", True), ("a/**", "b/c", False), ("a**", "a/b", True),
+        ("/lead", "lead", True), ("./dot/", "dot/f", True), ("a/../b", "b", True),
+    ],
+)  # fmt: skip
+def test_patterns_follow_gos_filepath_match_plus_double_star(pattern: str, path: str, matches: bool) -> None:
+    assert excluded(parse_ignore(pattern), path) is matches
+
+
+def test_comments_blank_lines_and_spaced_exceptions() -> None:
+    rules = parse_ignore("# all but one\n\n  *  \n ! keep.txt \n#keep2\n")
+    assert len(rules) == 2 and rules[1].exception and not rules[0].exception
+    assert excluded(rules, "other") and not excluded(rules, "keep.txt")
+    assert not excluded(parse_ignore(""), "anything")
+
+
+@pytest.mark.parametrize("line", ["!", "/", "."])
+def test_a_line_that_is_no_pattern_is_refused(line: str) -> None:
+    with pytest.raises(TfcliError, match=r"\.dockerignore: line 1: .* is not a pattern"):
+        parse_ignore(f"{line}\n")
+
+
+def test_the_archive_keeps_modes_and_reads_back_the_same_files(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    (root / "trainer" / "run.py").chmod(0o700)
+    context = build_context(root)
+    with tarfile.open(fileobj=io.BytesIO(context.archive), mode="r:gz") as tar:
+        modes = {m.name: m.mode for m in tar.getmembers()}
+        assert tar.extractfile("trainer/run.py").read() == b"print('train')\n"  # type: ignore[union-attr]
+        assert all(m.isfile() and m.gname == "" for m in tar.getmembers())
+    assert modes["trainer/run.py"] == 0o755 and modes["README.md"] == 0o644
+    assert context.archive[:2] == b"\x1f\x8b" and context.archive[4:8] == b"\0\0\0\0"  # gzip, mtime 0
+    assert context.short == context.digest[:16] and len(context.digest) == 64
+
+
+def test_links_are_left_out(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    (root / "trainer" / "link.py").symlink_to(root / "trainer" / "run.py")
+    assert "trainer/link.py" not in build_context(root).files
+
+
+def test_the_missing_parts_are_all_named(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    (root / ".dockerignore").unlink()
+    (root / "pyproject.toml").unlink()
+    with pytest.raises(TfcliError, match=r"incomplete: pyproject.toml, \.dockerignore missing in .*src"):
+        build_context(root)
+
+
+def test_the_command_prints_the_short_digest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from infra.image_context import main
+
+    root = make_source(tmp_path / "src")
+    assert main([str(root)]) == 0
+    assert capsys.readouterr().out == build_context(root).short + "\n"
