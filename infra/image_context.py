@@ -62,9 +62,13 @@ def _glob_regex(pattern: str) -> str:
             if end < 0:
                 raise ValueError(f"unterminated character class in {pattern!r}")
             body = pattern[i + 1 : end]
-            out.append("[" + ("^" + body[1:] if body.startswith("^") else body) + "]")
+            if body in ("", "^"):
+                raise ValueError(f"empty character class in {pattern!r}")
+            out.append(f"[{body}]")  # Go's negation is ^, as a regular expression's
             i = end + 1
-        elif char == "\\" and i + 1 < len(pattern):
+        elif char == "\\":
+            if i + 1 >= len(pattern):
+                raise ValueError(f"trailing backslash in {pattern!r}")
             out.append(re.escape(pattern[i + 1]))
             i += 2
         else:
@@ -124,6 +128,13 @@ def source_root() -> Path:
     return Path(__file__).resolve().parents[1]
 
 
+def has_source(root: Path | None = None) -> bool:
+    """Whether the trainer's source is there to build from (a checkout or an editable install; a wheel installed
+    into site-packages has no ``pyproject.toml`` or ``.dockerignore`` beside its packages)."""
+    root = root or source_root()
+    return all((root / name).is_file() for name in REQUIRED)
+
+
 def context_files(root: Path) -> list[str]:
     """The context's regular files, relative and sorted; a missing part is a :class:`TfcliError`."""
     missing = [name for name in REQUIRED if not (root / name).is_file()]
@@ -146,7 +157,7 @@ def build_context(root: Path | None = None) -> BuildContext:
     root = root or source_root()
     files = context_files(root)
     raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    with tarfile.open(fileobj=raw, mode="w") as tar:  # PAX, tarfile's default format
         for relative in files:
             data = (root / relative).read_bytes()
             info = tarfile.TarInfo(relative)
@@ -156,7 +167,7 @@ def build_context(root: Path | None = None) -> BuildContext:
             info.uid = info.gid = 0
             info.uname = info.gname = ""
             tar.addfile(info, io.BytesIO(data))
-    archive = gzip.compress(raw.getvalue(), compresslevel=6, mtime=0)
+    archive = gzip.compress(raw.getvalue(), mtime=0)
     return BuildContext(tuple(files), archive, hashlib.sha256(raw.getvalue()).hexdigest())
 
 

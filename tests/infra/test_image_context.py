@@ -43,9 +43,13 @@ def test_the_docs_examples_of_exceptions_and_parents() -> None:
     assert excluded(rules, "x.pyc") and excluded(rules, "a/b/c.pyc")
 
 
-def test_a_line_docker_refuses_is_named() -> None:
-    with pytest.raises(TfcliError, match=r"\.dockerignore: line 2"):
-        parse_ignore("ok\n[abc\n")
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [("[abc", "unterminated character class"), ("[]x]", "empty character class"), ("a\\", "trailing backslash")],
+)
+def test_a_line_docker_refuses_is_named(line: str, problem: str) -> None:
+    with pytest.raises(TfcliError, match=rf"\.dockerignore: line 2: {problem}"):
+        parse_ignore(f"ok\n{line}\n")
 
 
 def test_the_context_is_the_same_bytes_whatever_the_times_and_order(tmp_path: Path) -> None:
@@ -109,7 +113,7 @@ def test_this_checkout_sends_what_the_dockerfile_copies_and_nothing_else(tmp_pat
 
 
 def test_the_source_root_is_the_folder_above_infra() -> None:
-    assert (source_root() / "trainer" / "Dockerfile").is_file() and (source_root() / "infra").is_dir()
+    assert (source_root() / "infra" / "image_context.py").is_file()
 
 
 @pytest.mark.parametrize(
@@ -122,7 +126,9 @@ def test_the_source_root_is_the_folder_above_infra() -> None:
         ("a\\*b", "a*b", True), ("a\\*b", "axb", False), ("a.b", "axb", False), ("a+b", "a+b", True),
         ("**/x", "x", True), ("**/x", "a/b/x", True), ("**/x", "ax", False),
         ("a/**", "a/b/c", True), ("a/**", "b/c", False), ("a**", "a/b", True),
-        ("/lead", "lead", True), ("./dot/", "dot/f", True), ("a/../b", "b", True),
+        ("/lead", "lead", True), ("./dot/", "dot/f", True), ("a/../b", "b", True), ("Xray", "Xray", True),
+        ("a/**/b", "a/x/y/b", True), ("a/**/b", "a/b", True), ("a**c", "ab/xc", True), ("a**c", "ab/xd", False),
+        ("[a]x[b]", "axb", True), ("[a]x[b]", "axc", False), ("xa\\*", "xa*", True), ("xa\\*", "xab", False),
     ],
 )  # fmt: skip
 def test_patterns_follow_gos_filepath_match_plus_double_star(pattern: str, path: str, matches: bool) -> None:
@@ -145,12 +151,13 @@ def test_a_line_that_is_no_pattern_is_refused(line: str) -> None:
 def test_the_archive_keeps_modes_and_reads_back_the_same_files(tmp_path: Path) -> None:
     root = make_source(tmp_path / "src")
     (root / "trainer" / "run.py").chmod(0o700)
+    (root / "README.md").chmod(0o645)  # any execute bit counts, the others' too
     context = build_context(root)
     with tarfile.open(fileobj=io.BytesIO(context.archive), mode="r:gz") as tar:
         modes = {m.name: m.mode for m in tar.getmembers()}
         assert tar.extractfile("trainer/run.py").read() == b"print('train')\n"  # type: ignore[union-attr]
         assert all(m.isfile() and m.gname == "" for m in tar.getmembers())
-    assert modes["trainer/run.py"] == 0o755 and modes["README.md"] == 0o644
+    assert modes["trainer/run.py"] == 0o755 and modes["README.md"] == 0o755 and modes["pyproject.toml"] == 0o644
     assert context.archive[:2] == b"\x1f\x8b" and context.archive[4:8] == b"\0\0\0\0"  # gzip, mtime 0
     assert context.short == context.digest[:16] and len(context.digest) == 64
 
@@ -165,13 +172,30 @@ def test_the_missing_parts_are_all_named(tmp_path: Path) -> None:
     root = make_source(tmp_path / "src")
     (root / ".dockerignore").unlink()
     (root / "pyproject.toml").unlink()
-    with pytest.raises(TfcliError, match=r"incomplete: pyproject.toml, \.dockerignore missing in .*src"):
+    with pytest.raises(TfcliError, match=r"incomplete: pyproject.toml, \.dockerignore missing in .*src") as caught:
         build_context(root)
+    assert caught.value.hint == (
+        "run tfcli from a checkout of its source, or set `image:` in tfcli.yaml to a ready trainer image"
+    )
 
 
-def test_the_command_prints_the_short_digest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_prints_the_short_digest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from infra.image_context import main
 
     root = make_source(tmp_path / "src")
     assert main([str(root)]) == 0
     assert capsys.readouterr().out == build_context(root).short + "\n"
+    monkeypatch.setattr("infra.image_context.source_root", lambda: root)  # no argument: the source root's
+    assert main([]) == 0
+    assert capsys.readouterr().out == build_context(root).short + "\n"
+
+
+def test_a_folder_without_the_source_has_none(tmp_path: Path) -> None:
+    from infra.image_context import has_source
+
+    root = make_source(tmp_path / "src")
+    assert has_source(root)
+    (root / "trainer" / "Dockerfile").unlink()
+    assert not has_source(root)
