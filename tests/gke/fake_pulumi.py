@@ -29,7 +29,8 @@ stack, and what "the trainer" writes to it when an ``up`` suspends its Jobs).
 
 Its parts: fake_pulumi_flags.py (the command line), fake_pulumi_stack.py (the state folder, stack files and
 passphrase), fake_pulumi_program.py (what the program declares and exports), fake_pulumi_events.py (engine events),
-fake_k8s_provider.py (pulumi-kubernetes).
+fake_k8s_provider.py (pulumi-kubernetes), fake_pulumi_images.py (image stacks: the build provider run against the
+Cloud Build stand-in, and the digests a run stack's StackReference reads).
 """
 
 from __future__ import annotations
