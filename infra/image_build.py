@@ -26,6 +26,7 @@ import pulumi.dynamic
 
 from infra import cloud_build
 from infra.image_context import build_context
+from tfcli.errors import TfcliError
 
 # Inputs whose change is a new image (``source`` is where the context is read from, not what it is).
 IMAGE_INPUTS = ("project", "bucket", "image", "variant", "context")
@@ -47,7 +48,7 @@ def upload_context(client: Any, bucket: str, source: Path, expected: str) -> str
     changed since the program read it is refused (the image would not be the one its name says)."""
     context = build_context(source)
     if context.short != expected:
-        raise cloud_build.TfcliError(
+        raise TfcliError(
             f"the trainer's source in {source} changed during the update (context {context.short}, "
             f"expected {expected}): run the update again"
         )
