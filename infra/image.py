@@ -46,6 +46,11 @@ def built_image(*, project: str, location: str, context: str, variant: str) -> s
     return f"{repository(project=project, location=location)}:{context}-{variant}"
 
 
+def layer_image(*, project: str, location: str, context: str, layer: str, variant: str) -> str:
+    """``<repository>:<context>-<layer>-<variant>``: the project's packages (a layer of that digest) on the trainer."""
+    return f"{repository(project=project, location=location)}:{context}-{layer}-{variant}"
+
+
 def image_stack_name(project: str) -> str:
     """The image stack of a GCP project: ``image.<project>`` (one per project; a run's name never has a ".")."""
     return f"{IMAGE_STACK_PREFIX}{project}"

@@ -28,8 +28,9 @@ from infra import cloud_build
 from infra.image_context import build_context
 from tfcli.errors import TfcliError
 
-# Inputs whose change is a new image (``source`` is where the context is read from, not what it is).
-IMAGE_INPUTS = ("project", "bucket", "image", "variant", "context")
+# Inputs whose change is a new image (``source`` and ``requirements`` are where the context is read from, not what it
+# is; a layer's ``base`` is the trainer image it is built on).
+IMAGE_INPUTS = ("project", "bucket", "image", "variant", "context", "base")
 
 
 def context_object(digest: str) -> str:
@@ -43,13 +44,33 @@ def storage_client(project: str) -> Any:
     return storage.Client(project=project)
 
 
-def upload_context(client: Any, bucket: str, source: Path, expected: str) -> str:
-    """Upload the context archive unless an object of its digest is there; returns the object's name. A source that
+def read_context(props: dict[str, Any]) -> Any:
+    """The build's context: the trainer's (``source``), or a layer's (``requirements``, :mod:`infra.image_layer`)."""
+    if props.get("base"):
+        from infra.image_layer import layer_context
+
+        return layer_context(Path(props["requirements"]))
+    return build_context(Path(props["source"]))
+
+
+def build_request(props: dict[str, Any], name: str) -> cloud_build.BuildRequest:
+    """The trainer's build (its Dockerfile, ``VARIANT``) or a layer's (its own Dockerfile, ``BASE``: the trainer)."""
+    common = {"project": props["project"], "bucket": props["bucket"], "object": name, "image": props["image"]}
+    if props.get("base"):
+        from infra.image_layer import DOCKERFILE
+
+        return cloud_build.BuildRequest(**common, build_args={"BASE": props["base"]}, dockerfile=DOCKERFILE)
+    return cloud_build.BuildRequest(**common, build_args={"VARIANT": props["variant"]})
+
+
+def upload_context(client: Any, bucket: str, props: dict[str, Any]) -> str:
+    """Upload the context archive unless an object of its digest is there; returns the object's name. A context that
     changed since the program read it is refused (the image would not be the one its name says)."""
-    context = build_context(source)
+    context = read_context(props)
+    expected = props["context"]
     if context.short != expected:
         raise TfcliError(
-            f"the trainer's source in {source} changed during the update (context {context.short}, "
+            f"the build context of {props['image']} changed during the update (context {context.short}, "
             f"expected {expected}): run the update again"
         )
     blob = client.bucket(bucket).blob(context_object(context.digest))
@@ -75,12 +96,9 @@ def run_build(props: dict[str, Any], *, interval: float = 5.0) -> dict[str, Any]
     """Upload, submit, wait: the outputs of a successful build, or :class:`cloud_build.BuildFailed`."""
     project, bucket, image = props["project"], props["bucket"], props["image"]
     storage = storage_client(project)
-    name = upload_context(storage, bucket, Path(props["source"]), props["context"])
+    name = upload_context(storage, bucket, props)
     http, root = cloud_build.session()
-    request = cloud_build.BuildRequest(
-        project=project, bucket=bucket, object=name, image=image, build_args={"VARIANT": props["variant"]}
-    )
-    build = cloud_build.submit(http, root, request)
+    build = cloud_build.submit(http, root, build_request(props, name))
     build = cloud_build.wait(http, root, project, build, interval=interval, report=say)
     if build.get("status") != "SUCCESS":
         raise cloud_build.failure(build, read_log(storage, bucket, build["id"]))
@@ -108,12 +126,16 @@ class TrainerBuildProvider(pulumi.dynamic.ResourceProvider):
 
 @dataclass(frozen=True)
 class TrainerBuildArgs:
+    """The trainer (``source``) or, with ``base``, a layer of the project's packages on it (``requirements``)."""
+
     project: str
     bucket: pulumi.Input[str]
-    image: str  # <repository>:<context>-<variant>
+    image: str  # <repository>:<context>-<variant> (a layer: <repository>:<trainer context>-<layer>-<variant>)
     variant: str
     context: str  # the context's short digest
-    source: str  # the folder the context is read from
+    source: str = ""  # the folder the trainer's context is read from
+    base: pulumi.Input[str] | None = None  # a layer's: the trainer image it is built FROM, by digest
+    requirements: str = ""  # a layer's: the requirements file
 
 
 class TrainerBuild(pulumi.dynamic.Resource):
@@ -132,6 +154,8 @@ class TrainerBuild(pulumi.dynamic.Resource):
             "variant": args.variant,
             "context": args.context,
             "source": args.source,
+            "base": args.base,
+            "requirements": args.requirements,
             "digest": None,
             "pinned": None,
             "buildId": None,

@@ -32,6 +32,8 @@ class TrainerImagesArgs:
     source: str  # the folder the context is read from
     variants: Sequence[str] = image.VARIANTS
     keep_newest: int = 5
+    requirements: str | None = None  # the project's packages, a layer on each variant (infra/image_layer.py)
+    layer: str | None = None  # that layer's context digest
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -47,6 +49,7 @@ class TrainerImages(pulumi.ComponentResource):
     repository: gcp.artifactregistry.Repository
     bucket: gcp.storage.Bucket
     builds: dict[str, TrainerBuild]
+    pulled: dict[str, TrainerBuild]  # what runs pull per variant: the layer when there is one, else the trainer
 
     def __init__(self, name: str, args: TrainerImagesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("tfcli:infra:TrainerImages", name, {}, opts)
@@ -93,4 +96,29 @@ class TrainerImages(pulumi.ComponentResource):
             )
             for variant in args.variants
         }
+        self.pulled = dict(self.builds)
+        if args.requirements and args.layer:
+            self.pulled = {variant: self._layer(name, args, variant) for variant in args.variants}
         self.register_outputs({"repository": self.repository.name, "bucket": self.bucket.name})
+
+    def _layer(self, name: str, args: TrainerImagesArgs, variant: str) -> TrainerBuild:
+        assert args.requirements and args.layer
+        return TrainerBuild(
+            f"{name}-{variant}-layer",
+            TrainerBuildArgs(
+                project=args.project,
+                bucket=self.bucket.name,
+                image=image.layer_image(
+                    project=args.project,
+                    location=args.location,
+                    context=args.context,
+                    layer=args.layer,
+                    variant=variant,
+                ),
+                variant=variant,
+                context=args.layer,
+                base=self.builds[variant].pinned,
+                requirements=args.requirements,
+            ),
+            pulumi.ResourceOptions(parent=self, depends_on=[self.repository, self.bucket]),
+        )

@@ -148,7 +148,7 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
     steps: dict[str, str] = {}
     if problem is None and kind == "up" and is_image_stack(config):  # fake_pulumi_images.py: the builds
         try:
-            steps = {f"trainer-{variant}": step for variant, step in up_images(record, config).items()}
+            steps = up_images(record, config)
         except BuildError as failed:
             save("state.json", state)  # a build that succeeded before the failure stays built
             problem = {"stderr": "error: update failed", "diagnostic": f"Exception: {failed}",

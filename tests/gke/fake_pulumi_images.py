@@ -44,30 +44,48 @@ def variants(config: dict[str, Any]) -> list[str]:
     return list(mapping(config["tfcli:images"]).get("variants", ["cpu", "gpu"]))
 
 
+def requirements(config: dict[str, Any]) -> str | None:
+    return mapping(config["tfcli:images"]).get("requirements")
+
+
 def image_resources(config: dict[str, Any]) -> list[tuple[str, str]]:
-    return [*IMAGE_PARTS, *[(DYNAMIC, f"trainer-{variant}") for variant in variants(config)]]
+    layers = [(DYNAMIC, f"trainer-{v}-layer") for v in variants(config)] if requirements(config) else []
+    return [*IMAGE_PARTS, *[(DYNAMIC, f"trainer-{variant}") for variant in variants(config)], *layers]
 
 
-def build_props(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each variant's build inputs, as infra/trainer_images.py declares them (by infra's own naming)."""
+def build_props(config: dict[str, Any], built: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Each build's inputs by resource name, as infra/trainer_images.py declares them (by infra's own naming): the
+    trainer per variant, then (with ``requirements``, once the trainers are ``built``) a layer on each."""
+    from pathlib import Path
+
     from infra import image
     from infra.image_choice import current_context
     from infra.image_context import source_root
+    from infra.image_layer import layer_context
 
     project = str(config["gcp:project"])
     location = str(config.get("tfcli:location") or config.get("gcp:zone") or config.get("gcp:region"))
     context = current_context()
-    return {
-        variant: {
-            "project": project,
-            "bucket": image.build_bucket(project),
+    common = {"project": project, "bucket": image.build_bucket(project), "source": "", "base": None,
+              "requirements": ""}  # fmt: skip
+    props = {
+        f"trainer-{variant}": {
+            **common,
             "variant": variant,
             "context": context,
-            "image": image.built_image(project=project, location=location, context=context, variant=variant),
             "source": str(source_root()),
+            "image": image.built_image(project=project, location=location, context=context, variant=variant),
         }
         for variant in variants(config)
     }
+    if (path := requirements(config)) and built is not None:
+        layer = layer_context(Path(path)).short
+        for variant in variants(config):
+            tag = image.layer_image(project=project, location=location, context=context, layer=layer, variant=variant)
+            props[f"trainer-{variant}-layer"] = {**common, "variant": variant, "context": layer, "image": tag,
+                                                 "base": built[f"trainer-{variant}"]["pinned"],
+                                                 "requirements": path}  # fmt: skip
+    return props
 
 
 def make_bucket(name: str) -> None:
@@ -88,17 +106,21 @@ def up_images(record: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
     provider = TrainerBuildProvider()
     builds = record.setdefault("builds", {})
     make_bucket(next(iter(build_props(config).values()))["bucket"])
-    steps = {}
-    for variant, props in build_props(config).items():
-        old = builds.get(variant)
-        if old is not None and not provider.diff(old["buildId"], old, props).changes:
-            steps[variant] = "same"
-            continue
-        try:
-            builds[variant] = run_build(props, interval=0)
-        except Exception as error:
-            raise BuildError(f"trainer-{variant}", str(error)) from None
-        steps[variant] = "create" if old is None else "replace"
+    steps: dict[str, str] = {}
+    for wave in (build_props(config), None):  # the trainers, then the layers FROM them
+        wave = wave if wave is not None else build_props(config, builds)
+        for name, props in wave.items():
+            if name in steps:
+                continue
+            old = builds.get(name)
+            if old is not None and not provider.diff(old["buildId"], old, props).changes:
+                steps[name] = "same"
+                continue
+            try:
+                builds[name] = run_build(props, interval=0)
+            except Exception as error:
+                raise BuildError(name, str(error)) from None
+            steps[name] = "create" if old is None else "replace"
     return steps
 
 
@@ -111,12 +133,15 @@ def image_outputs(record: dict[str, Any], config: dict[str, Any]) -> dict[str, A
     context = current_context()
     project = str(config["gcp:project"])
     location = str(config.get("gcp:zone") or config.get("gcp:region"))
+    suffix = "-layer" if requirements(config) else ""
+    pulled = {v: builds[f"trainer-{v}{suffix}"] for v in variants(config)}
     return {
         "repository": image.repository(project=project, location=location),
         "context": context,
-        "images": {"context": context, **{v: builds[v]["pinned"] for v in variants(config)}},
-        "tags": {v: builds[v]["image"] for v in variants(config)},
-        "builds": {v: builds[v]["buildId"] for v in variants(config)},
+        "layer": pulled[variants(config)[0]]["context"] if suffix else "",
+        "images": {"context": context, **{v: build["pinned"] for v, build in pulled.items()}},
+        "tags": {v: build["image"] for v, build in pulled.items()},
+        "builds": {v: build["buildId"] for v, build in pulled.items()},
     }
 
 

@@ -100,8 +100,42 @@ def test_a_disabled_cloud_build_api_names_the_command_that_enables_it(
 
 def test_image_delete_destroys_the_stack(project: Path, fake_pulumi: FakePulumi, cloud_build: Any) -> None:
     fresh(project)
-    assert invoke("image", "build")[0] == 0
+    code, stdout, stderr = invoke("image", "build")
+    assert code == 0, stdout + stderr
     code, stdout, stderr = invoke("image", "delete", "--yes")
     assert code == 0, stdout + stderr
     assert IMAGE_STACK not in fake_pulumi.stacks()
     assert not (project / "stacks" / f"Pulumi.{IMAGE_STACK}.yaml").exists()
+
+
+def test_the_projects_packages_are_a_layer_built_once_per_change(
+    project: Path, fake_pulumi: FakePulumi, cloud_build: Any
+) -> None:
+    """``image: {requirements: requirements.txt}``: the trainer, then a layer FROM it (by digest) with the packages;
+    the Jobs pull the layer; changed requirements build the layers again, not the trainer."""
+    (project / "requirements.txt").write_text("gym-minigrid==1.2.2\n")
+    make_gke_project(project, image={"requirements": "requirements.txt"})
+    assert invoke("experiment", "new", "-f", "cartpole-ppo", "-n", "si1")[0] == 0
+    code, stdout, stderr = invoke("experiment", "start", "-e", "si1", "--detach")
+    assert code == 0, stdout + stderr
+    trainers = {b["images"][0].rsplit("-", 1)[1]: b for b in cloud_build.created[:2]}
+    layers = cloud_build.created[2:]
+    assert sorted(trainers) == ["cpu", "gpu"] and len(layers) == 2
+    builds = fake_pulumi.stacks()[IMAGE_STACK]["builds"]
+    for layer in layers:
+        args = layer["steps"][0]["args"]
+        variant = layer["images"][0].rsplit("-", 1)[1]
+        assert args[args.index("--file") + 1] == "Dockerfile"
+        assert f"BASE={builds[f'trainer-{variant}']['pinned']}" in args  # FROM the trainer, by digest
+    outputs = fake_pulumi.stacks()[IMAGE_STACK]["outputs"]
+    assert outputs["images"]["cpu"] == builds["trainer-cpu-layer"]["pinned"]
+    assert job_images(fake_pulumi, "si1") == {outputs["images"]["cpu"]}
+
+    assert invoke("experiment", "stop", "-e", "si1", "--no-download")[0] == 0
+    (project / "requirements.txt").write_text("gym-minigrid==1.2.2\nrequests==2.34.2\n")
+    code, stdout, stderr = invoke("experiment", "start", "-e", "si1", "--detach")
+    assert code == 0, stdout + stderr
+    rebuilt = cloud_build.created[4:]
+    assert len(rebuilt) == 2 and all(b["steps"][0]["args"][2] == "Dockerfile" for b in rebuilt)  # layers only
+    assert job_images(fake_pulumi, "si1") == {fake_pulumi.stacks()[IMAGE_STACK]["outputs"]["images"]["cpu"]}
+    assert job_images(fake_pulumi, "si1") != {outputs["images"]["cpu"]}

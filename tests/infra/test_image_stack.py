@@ -106,3 +106,17 @@ def test_node_pools_stream_images() -> None:
     pools = plan.of_type("gcp:container/nodePool:NodePool")
     assert pools and all(p.inputs["nodeConfig"]["gcfsConfig"] == {"enabled": True} for p in pools)
     assert all(p.inputs["nodeConfig"]["imageType"] == "COS_CONTAINERD" for p in pools)  # streaming needs it
+
+
+def test_the_projects_packages_are_a_layer_on_each_variant(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the program runs in the project's root
+    (tmp_path / "requirements.txt").write_text("gym-minigrid==1.2.2\n")
+    plan = plan_stack(image_config(requirements="requirements.txt"), stack=IMAGE_STACK)
+    builds = {b.name: b for b in plan.of_type(DYNAMIC)}
+    assert set(builds) == {"trainer-cpu", "trainer-gpu", "trainer-cpu-layer", "trainer-gpu-layer"}
+    layer = builds["trainer-gpu-layer"]
+    assert "trainer-gpu" in layer.dependencies and layer.inputs["base"].startswith(f"{REPOSITORY}@sha256:")
+    assert layer.inputs["image"] == f"{REPOSITORY}:{current_context()}-{plan.outputs['layer']}-gpu"
+    assert plan.outputs["tags"]["gpu"] == layer.inputs["image"]
+    with pytest.raises(InvalidInput, match=r"tfcli:images.requirements: .*missing.txt is not a file"):
+        plan_stack(image_config(requirements="missing.txt"), stack=IMAGE_STACK)

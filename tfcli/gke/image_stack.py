@@ -42,13 +42,34 @@ def current_context() -> str:
     return context()
 
 
+def requirements_file(project: ProjectDir) -> str | None:
+    """tfcli.yaml's ``image: {requirements: FILE}`` (relative to the project's root), else None."""
+    layer = project.settings.image
+    return None if layer is None or isinstance(layer, str) else layer.requirements
+
+
+def current_layer(project: ProjectDir) -> str:
+    """The short digest of the project's package layer ("" without one), as the image stack's ``layer`` output."""
+    requirements = requirements_file(project)
+    if requirements is None:
+        return ""
+    from infra.image_layer import layer_context
+
+    return layer_context(project.root / requirements, where="tfcli.yaml: image.requirements").short
+
+
 def image_stack_file(project: ProjectDir) -> StackFile:
     """``stacks/Pulumi.image.<project>.yaml``: ``tfcli:images`` (kept as the user left it) and the location."""
     name = image_stack_name(require_gcp(project))
     path = stack_path(project, name)
     stack_file = StackFile.read(path) or StackFile(path, ["# The trainer image of this GCP project (tfcli image)."])
     config = stack_file.config
-    config.setdefault(IMAGES_KEY, {"variants": ["cpu", "gpu"]})
+    images = dict(config.get(IMAGES_KEY) or {"variants": ["cpu", "gpu"]})
+    if (requirements := requirements_file(project)) is not None:  # tfcli.yaml's image: {requirements: FILE}
+        images["requirements"] = requirements
+    else:
+        images.pop("requirements", None)
+    config[IMAGES_KEY] = images
     config[PROJECT_KEY] = project.settings.gcp_project
     config[REGION_KEY] = location_config(project.settings.location)[REGION_KEY]
     return stack_file
@@ -115,7 +136,8 @@ def ensure_images(
             hint=f"set {IMAGE_STACK_KEY} to {expected} (or remove it: tfcli writes it), or name an image in tfcli.yaml",
         )
     state = stacks.state(name)
-    if state.deployed and state.outputs.get("context") == current_context():
+    current = state.outputs.get("context") == current_context()
+    if state.deployed and current and (state.outputs.get("layer") or "") == current_layer(stacks.project):
         return state.outputs
     if not state.exists and prompt is not None and not prompt(name):
         raise TfcliError(

@@ -177,11 +177,12 @@ def set_project_code(config: dict[str, Any], project: ProjectDir) -> None:
         config[CODE_KEY] = folders
     else:
         config.pop(CODE_KEY, None)
-    if project.settings.image:
-        config[IMAGE_KEY] = project.settings.image
+    ready = project.settings.image if isinstance(project.settings.image, str) else None  # else a layer of packages
+    if ready:
+        config[IMAGE_KEY] = ready
     from infra.image_context import has_source
 
-    if project.settings.image or not project.settings.gcp_project or not has_source():
+    if ready or not project.settings.gcp_project or not has_source():
         config.pop(IMAGE_STACK_KEY, None)  # a named image; no GCP project; no source to build (the release's image)
     else:  # the trainer the project's image stack builds from this source (tfcli.gke.image_stack)
         from infra.image import image_stack_name
