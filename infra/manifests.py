@@ -40,7 +40,7 @@ import yaml
 
 from infra import naming
 from infra.code_bundle import CODE_CONFIG_MAP, CodeBundle
-from infra.image import default_image
+from infra.image_choice import run_images
 from infra.pod_parts import (
     ACCELERATOR_LABEL,
     FUSE_SIDECAR,
@@ -78,17 +78,25 @@ def context_for(
     project: str,
     location: str,
     image: str | None = None,
+    image_stack: str | None = None,
     suspend: bool = False,
     hourly_price: float | None = None,
     code: CodeBundle | None = None,
 ) -> ManifestContext:
     """The context the stack program uses for ``experiment`` (names from :mod:`infra.naming`). The image: the
-    cluster spec's ``image``, else ``image`` (``tfcli:image``, from tfcli.yaml), else tfcli's own (§11)."""
-    image = (experiment.cluster.image if experiment.cluster else None) or image
+    cluster spec's ``image``, else ``image`` (``tfcli:image``, from tfcli.yaml), else the one ``image_stack`` built,
+    else tfcli's own (§11; :mod:`infra.image_choice`)."""
+    learner, worker = run_images(
+        chosen=(experiment.cluster.image if experiment.cluster else None) or image,
+        image_stack=image_stack,
+        project=project,
+        location=location,
+        gpu=learner_gpus(experiment) > 0,
+    )
     return ManifestContext(
         namespace=naming.namespace(experiment.name),
-        image=image or default_image(project=project, location=location, gpu=learner_gpus(experiment) > 0),
-        worker_image=image or default_image(project=project, location=location, gpu=False),
+        image=learner,
+        worker_image=worker,
         bucket=naming.bucket_name(experiment.name, project),
         service_account_email=naming.service_account_email(naming.writer_account_id(experiment.name), project),
         suspend=suspend,
@@ -325,6 +333,7 @@ def render_stack_file(path: Path, *, token: str | None = None) -> str:
         project=settings.project,
         location=settings.location,
         image=settings.image,
+        image_stack=settings.image_stack,
         suspend=settings.suspend,
         hourly_price=run_hourly_price(
             settings.experiment, shared_cluster=settings.shared_cluster_stack is not None, book=settings.book

@@ -81,6 +81,9 @@ class NodePools(pulumi.ComponentResource):
             "service_account": args.service_account,
             "oauth_scopes": [CLOUD_PLATFORM_SCOPE],
             "workload_metadata_config": {"mode": "GKE_METADATA"},
+            # Image streaming: a new node (every spot replacement) starts the trainer while its image streams
+            # from Artifact Registry instead of after pulling the whole CUDA image.
+            "gcfs_config": {"enabled": True},
             "shielded_instance_config": {"enable_integrity_monitoring": True},
             "metadata": {"disable-legacy-endpoints": "true"},
             "labels": {naming.POOL_LABEL: pool},

@@ -11,10 +11,11 @@ import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 
-from infra import naming
+from infra import image, naming
 from infra.provider_inputs import input_problems
 
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
+DYNAMIC_TYPE = "pulumi-python:dynamic:Resource"  # infra.image_build.TrainerBuild
 FAKE_ENDPOINT = "203.0.113.10"  # TEST-NET-3: never a real address
 FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmZha2UKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="  # a fake PEM, base64
 
@@ -30,7 +31,7 @@ class FakeCloud(pulumi.runtime.Mocks):
         self.problems: list[str] = []
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
-        if args.custom:
+        if args.custom and args.typ != DYNAMIC_TYPE:  # a dynamic provider's inputs are its own (infra.image_build)
             self.problems += input_problems(args.typ, args.name, args.inputs)
         state = dict(args.inputs)
         if args.typ == CLUSTER_TYPE:
@@ -46,6 +47,11 @@ class FakeCloud(pulumi.runtime.Mocks):
             state.update(
                 url=f"gs://{state['name']}", selfLink=f"https://www.googleapis.com/storage/v1/b/{state['name']}"
             )
+        elif args.typ == DYNAMIC_TYPE and "context" in state:  # a trainer build: what Cloud Build would report
+            state.update(fake_build(str(state["image"])))
+        elif args.typ == "pulumi:pulumi:StackReference" and image.is_image_stack(str(state["name"])):
+            outputs = self.shared_outputs.get(str(state["name"])) or self.image_outputs()
+            state.update(outputs=dict(outputs), secretOutputNames=[])
         elif args.typ == "pulumi:pulumi:StackReference":
             stack_name = str(state["name"])
             outputs = self.shared_outputs.get(stack_name) or {
@@ -58,8 +64,28 @@ class FakeCloud(pulumi.runtime.Mocks):
             state.update(outputs=dict(outputs), secretOutputNames=[])
         return f"{args.name}-id", state
 
+    def image_outputs(self) -> dict[str, Any]:
+        """An image stack's outputs, built from the context of this source (infra.image_program's)."""
+        from infra.image_choice import current_context
+
+        context = current_context()
+        tags = {
+            variant: image.built_image(project=self.project, location=self.location, context=context, variant=variant)
+            for variant in image.VARIANTS
+        }
+        pinned = {variant: fake_build(tag)["pinned"] for variant, tag in tags.items()}
+        return {"context": context, "tags": tags, "images": {"context": context, **pinned}}
+
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         return {}, None
+
+
+def fake_build(tag: str) -> dict[str, str]:
+    """What a successful build of ``tag`` outputs, with a digest made from the tag (no registry here)."""
+    import hashlib
+
+    digest = "sha256:" + hashlib.sha256(tag.encode()).hexdigest()
+    return {"digest": digest, "pinned": f"{tag.rsplit(':', 1)[0]}@{digest}", "buildId": digest[7:15]}
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):

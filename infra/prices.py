@@ -229,3 +229,44 @@ def estimate(
         source=book.source,
         notes=tuple(all_notes),
     )
+
+
+# The trainer image (infra/trainer_images.py). Cloud Build, default pool, USD per build-minute by the build's machine
+# type (https://cloud.google.com/build/pricing; the first 2,500 minutes a month on e2-standard-2 are free, not
+# counted here), and Artifact Registry storage, USD per GB-month past the free 0.5 GB
+# (https://cloud.google.com/artifact-registry/pricing); as of AS_OF.
+BUILD_MINUTE = {"E2_MEDIUM": 0.003, "E2_STANDARD_2": 0.006, "E2_HIGHCPU_8": 0.016, "E2_HIGHCPU_32": 0.064}
+REGISTRY_GB_MONTH = 0.10
+# One build of each variant on E2_HIGHCPU_8 and its compressed size in the registry (estimates: the GPU variant adds
+# the CUDA 11.8 / cuDNN 8.6 runtime and TensorFlow's GPU wheel).
+VARIANT_BUILD_MINUTES = {"cpu": 12.0, "gpu": 18.0}
+VARIANT_IMAGE_GB = {"cpu": 1.5, "gpu": 5.5}
+
+
+@dataclass(frozen=True)
+class ImageBuildEstimate:
+    """What building the trainer once costs, and keeping it."""
+
+    machine_type: str
+    minutes: float
+    usd: float  # once per change of the trainer
+    storage_gb: float
+    usd_per_month: float  # storage of one build; the cleanup policy keeps a few
+
+    def lines(self) -> list[str]:
+        return [
+            f"build: {self.minutes:g} build-minutes on {self.machine_type} at ${BUILD_MINUTE[self.machine_type]}/min"
+            f" = ${self.usd:,.2f}, once per change of the trainer",
+            f"registry: {self.storage_gb:g} GB at ${REGISTRY_GB_MONTH}/GB-month = ${self.usd_per_month:,.2f}/month "
+            "for each build kept",
+        ]
+
+
+def image_build_estimate(
+    variants: Sequence[str] = ("cpu", "gpu"), machine_type: str = "E2_HIGHCPU_8"
+) -> ImageBuildEstimate:
+    minutes = sum(VARIANT_BUILD_MINUTES[variant] for variant in variants)
+    storage = sum(VARIANT_IMAGE_GB[variant] for variant in variants)
+    return ImageBuildEstimate(
+        machine_type, minutes, minutes * BUILD_MINUTE[machine_type], storage, storage * REGISTRY_GB_MONTH
+    )

@@ -40,6 +40,7 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
         project=settings.project,
         location=settings.location,
         image=settings.image,
+        image_stack=settings.image_stack,
         suspend=settings.suspend,
         hourly_price=run_hourly_price(
             experiment, shared_cluster=settings.shared_cluster_stack is not None, book=settings.book
@@ -58,8 +59,13 @@ def _experiment(settings: StackSettings, experiment: Experiment) -> None:
 
 def run() -> None:
     """Declare this stack's resources from its config."""
-    from infra.stack_config import sweep_stack_requested
+    from infra.stack_config import images_stack_requested, sweep_stack_requested
 
+    if images_stack_requested():  # an image stack (tfcli:images): infra.image_program
+        from infra.image_program import run_images
+
+        run_images()
+        return
     if sweep_stack_requested():  # a sweep stack (tfcli:sweep): infra.sweep_program
         from infra.sweep_program import run_sweep
 

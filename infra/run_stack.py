@@ -11,6 +11,7 @@ from typing import Any
 import pulumi
 
 from infra.cluster import ClusterConnection, GkeCluster, GkeClusterArgs
+from infra.image_choice import image_pins
 from infra.node_pools import NodePools, NodePoolsArgs
 from infra.pod_parts import ManifestContext
 from infra.results_bucket import ResultsBucket, ResultsBucketArgs
@@ -117,6 +118,7 @@ def declare_run(
             after=[*after, results.writer_access],
             storage=[results.bucket, results.writer_access],
             identity_pool=identity_pool,
+            pins=image_pins(name, settings.image_stack, {context.image, context.worker_image}),
         ),
         pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_WORKLOADS_TYPES[kind])]),
     )

@@ -11,7 +11,9 @@ Keys (``tfcli:`` is this project's namespace; ``gcp:`` the Google provider's, wh
 ``tfcli:sharedClusterStack``    experiment stacks only: run on that shared cluster stack's cluster (read through a
                                 StackReference) instead of a cluster of the experiment's own
 ``tfcli:suspend``               ``true`` pauses the experiment's Jobs (``spec.suspend``); default ``false``
-``tfcli:image``                 the trainer image for every container; default :func:`infra.image.default_image`
+``tfcli:image``                 the trainer image for every container; default: ``tfcli:imageStack``'s, else
+                                :func:`infra.image.default_image`
+``tfcli:imageStack``            the image stack (``image.<project>``) whose built trainer the Jobs pull by digest
 ``tfcli:code``                  the project's code folders (paths under its root, the folder of Pulumi.yaml) the
                                 pods import from (:mod:`infra.code_bundle`); default none
 ``tfcli:location``              zone or region when the cluster spec has no ``location``; else ``gcp:zone``, then
@@ -38,6 +40,7 @@ from infra.config_keys import (
     CODE_KEY,
     EXPERIMENT_KEY,
     IMAGE_KEY,
+    IMAGE_STACK_KEY,
     LOCATION_KEY,
     NAMESPACE,
     PRICES_KEY,
@@ -69,6 +72,7 @@ KEYS = (
     SHARED_CLUSTER_STACK_KEY,
     SUSPEND_KEY,
     IMAGE_KEY,
+    IMAGE_STACK_KEY,
     CODE_KEY,
     LOCATION_KEY,
     RETENTION_DAYS_KEY,
@@ -91,6 +95,7 @@ class StackSettings:
     shared_cluster_stack: str | None = None
     suspend: bool = False
     image: str | None = None
+    image_stack: str | None = None  # tfcli:imageStack: pull the trainer that stack built (infra/image_choice.py)
     retention_days: int = DEFAULT_RETENTION_DAYS
     transport_token: pulumi.Output[str] | None = None
     code: CodeBundle | None = None
@@ -118,6 +123,15 @@ def sweep_stack_requested() -> bool:
     import pulumi
 
     return pulumi.Config(NAMESPACE).get(short(SWEEP_KEY)) is not None
+
+
+def images_stack_requested() -> bool:
+    """Whether this stack is a project's image stack (``tfcli:images``; :mod:`infra.image_program` validates it)."""
+    import pulumi
+
+    from infra.config_keys import IMAGES_KEY
+
+    return pulumi.Config(NAMESPACE).get(short(IMAGES_KEY)) is not None
 
 
 def config_where(stack: str, key: str) -> str:
@@ -239,6 +253,7 @@ def settings_from_config(
         shared_cluster_stack=shared,
         suspend=_bool(stack, SUSPEND_KEY, config.get(SUSPEND_KEY)),
         image=_text(config.get(IMAGE_KEY)),
+        image_stack=_text(config.get(IMAGE_STACK_KEY)),
         retention_days=DEFAULT_RETENTION_DAYS if retention is None else retention,
         transport_token=transport_token,
         code=_code(stack, config.get(CODE_KEY)) if experiment is not None else None,

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from infra import naming
-from infra.image import default_image
+from infra.image_choice import run_images
 from infra.pod_parts import ManifestContext
 from infra.run_price import trial_hourly_price
 from infra.sizing import cpu_pool, learner_gpus, sweep_learner_nodes, widest
@@ -29,11 +29,17 @@ def sweep_context(sweep: SweepSettings) -> ManifestContext:
     settings, name = sweep.settings, sweep.name
     trial = widest(sweep.trials)
     gpu = learner_gpus(trial) > 0
-    image = (trial.cluster.image if trial.cluster else None) or settings.image  # as an experiment's (context_for)
+    learner, worker = run_images(  # as an experiment's (context_for)
+        chosen=(trial.cluster.image if trial.cluster else None) or settings.image,
+        image_stack=settings.image_stack,
+        project=settings.project,
+        location=settings.location,
+        gpu=gpu,
+    )
     return ManifestContext(
         namespace=naming.namespace(name),
-        image=image or default_image(project=settings.project, location=settings.location, gpu=gpu),
-        worker_image=image or default_image(project=settings.project, location=settings.location, gpu=False),
+        image=learner,
+        worker_image=worker,
         bucket=naming.bucket_name(name, settings.project),
         service_account_email=naming.service_account_email(naming.writer_account_id(name), settings.project),
         suspend=settings.suspend,

@@ -23,6 +23,7 @@ import pulumi_kubernetes as k8s
 
 from infra import naming
 from infra.cluster import ClusterConnection
+from infra.image_choice import pin_containers
 from infra.pod_parts import job_role
 
 ResourceFactory = Callable[..., pulumi.CustomResource]
@@ -72,6 +73,8 @@ class WorkloadsArgs:
     # What creates the project's Workload Identity pool (``PROJECT.svc.id.goog``): a cluster with Workload Identity.
     # The binding to the pool fails ("Identity Pool does not exist") when made before it. Empty on a shared cluster.
     identity_pool: Sequence[pulumi.Resource] = ()
+    # The built trainer's digest per tag (infra.image_choice): the Jobs pull by digest. None: images as named.
+    pins: pulumi.Output[dict[str, str]] | None = None
 
 
 class Workloads(pulumi.ComponentResource):
@@ -142,6 +145,10 @@ def declare_objects(
             options["ignore_changes"] = ["stringData", "data"]
         factory = _KINDS[(obj["apiVersion"], obj["kind"])]
         fields = {_snake(key): value for key, value in obj.items() if key not in ("apiVersion", "kind")}
+        if obj["kind"] == "Job" and args.pins is not None:
+            template = obj["spec"]["template"]
+            pod = {**template, "spec": pin_containers(template["spec"], args.pins)}
+            fields["spec"] = {**obj["spec"], "template": pod}
         resource = factory(
             f"{name}-{resource_role(obj)}",
             opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends, **options),

@@ -41,6 +41,7 @@ MODULES: dict[str, list[str]] = {
     "tfcli/spec/counted.py": ["tests/spec/test_frequency.py", "tests/spec/test_ttl.py"],
     "tfcli/runs/reaping.py": ["tests/cli/test_reap_rule.py"],
     "infra/naming.py": ["tests/infra/test_naming.py"],
+    "infra/image_context.py": ["tests/infra/test_image_context.py"],
     "trainer/transport/codec.py": ["tests/trainer/test_codec.py"],
     "trainer/schedule.py": ["tests/trainer/test_schedule.py"],
     "trainer/budget.py": ["tests/trainer/test_budget.py"],
@@ -118,6 +119,16 @@ EQUIVALENT: dict[str, str] = {
         for n in (33, 54)
     },
     "trainer.transport.codec.x_encode__mutmut_33": "reshape(-2) is reshape(-1): numpy takes any negative as 'infer'",
+    **{
+        f"infra.image_context.x__glob_regex__mutmut_{n}": "'end <= 0' / 'end < 1' for 'end < 0': a found ']' is "
+        "past the '[' at i >= 0, so end is never 0"
+        for n in (50, 51)
+    },
+    **{
+        f"infra.image_context.x_context_files__mutmut_{n}": "read_text(encoding=None / 'UTF-8') for 'utf-8': the "
+        "same codec here (a UTF-8 locale) and case does not matter"
+        for n in (14, 17)
+    },
 }
 
 

@@ -49,6 +49,7 @@ class Backends:
 
     observer: UpdateObserver | None = None
     install_prompt: InstallPrompt | None = None
+    build_prompt: Callable[[str], bool] | None = None  # asked before a project's first trainer image build
 
     def named(self, name: BackendName) -> Backend:
         return self.gke() if name == "gke" else LocalBackend()
@@ -56,7 +57,7 @@ class Backends:
     def gke(self) -> GkeBackend:
         from tfcli.gke.backend import GkeBackend
 
-        return GkeBackend(observer=self.observer, install_prompt=self.install_prompt)
+        return GkeBackend(observer=self.observer, install_prompt=self.install_prompt, build_prompt=self.build_prompt)
 
     def of(self, run: Run) -> Backend:
         """Where the run last started (a run that never started: the project's default)."""

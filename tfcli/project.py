@@ -24,6 +24,23 @@ DEFAULT_CODE_FOLDER = "envs"  # what `tfcli init` scaffolds: the project's own e
 _GCP_PROJECT = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
 
 
+class ImageLayer(BaseModel):
+    """``image: {requirements: requirements.txt}``: the project's own packages, built by its image stack as a layer
+    on the trainer image (a path inside the project)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requirements: str
+
+    @field_validator("requirements")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        clean = value.strip()
+        if not clean or Path(clean).is_absolute() or ".." in Path(clean).parts:
+            raise ValueError(f"'{value}' is not a file inside the project (give a relative path)")
+        return Path(clean).as_posix()
+
+
 class Project(BaseModel):
     """The settings in ``tfcli.yaml``."""
 
@@ -38,7 +55,9 @@ class Project(BaseModel):
     code: list[str] | None = Field(
         default=None, description="folders of the project's own code shipped to GKE runs; None: envs/ when present"
     )
-    image: str | None = Field(default=None, description="the trainer image of GKE runs (one built FROM tfcli's)")
+    image: str | ImageLayer | None = Field(
+        default=None, description="a ready trainer image of GKE runs, or {requirements: FILE}: packages on tfcli's"
+    )
 
     @field_validator("code")
     @classmethod
@@ -129,7 +148,8 @@ def settings_yaml(settings: Project) -> str:
         "credentials": "application-default (gcloud auth application-default login) or key-file",
         "key_file": "with credentials: key-file, the key's path; tfcli passes it to Pulumi as a secret, never plain",
         "code": "folders of your own code (environments) shipped to GKE runs; null: envs/ when it exists",
-        "image": "the trainer image of GKE runs; null: tfcli's own (build one FROM it for more packages)",
+        "image": "a ready trainer image of GKE runs; null: tfcli's own, built in your GCP project; "
+        "{requirements: requirements.txt}: tfcli's with your packages",
     }
     lines = ["# tfcli project settings (written by `tfcli init`)."]
     for key, value in data.items():

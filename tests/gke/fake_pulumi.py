@@ -29,7 +29,8 @@ stack, and what "the trainer" writes to it when an ``up`` suspends its Jobs).
 
 Its parts: fake_pulumi_flags.py (the command line), fake_pulumi_stack.py (the state folder, stack files and
 passphrase), fake_pulumi_program.py (what the program declares and exports), fake_pulumi_events.py (engine events),
-fake_k8s_provider.py (pulumi-kubernetes).
+fake_k8s_provider.py (pulumi-kubernetes), fake_pulumi_images.py (image stacks: the build provider run against the
+Cloud Build stand-in, and the digests a run stack's StackReference reads).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from typing import Any
 from fake_k8s_provider import Cluster, Refused, render_objects
 from fake_pulumi_events import EventLog
 from fake_pulumi_flags import parse, the_stack
+from fake_pulumi_images import DYNAMIC, BuildError, image_outputs, is_image_stack, pinned, up_images
 from fake_pulumi_program import outputs_for, resources_for, urn
 from fake_pulumi_stack import (
     SECRETS_PROVIDERS,
@@ -144,9 +146,18 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
     problem = injected(kind, stack)
     cluster = cluster_of(record)
     steps: dict[str, str] = {}
-    if problem is None and kind == "up":
+    if problem is None and kind == "up" and is_image_stack(config):  # fake_pulumi_images.py: the builds
         try:
-            steps = cluster.apply(render_objects(stack, config, stack_file(stack)))
+            steps = up_images(record, config)
+        except BuildError as failed:
+            save("state.json", state)  # a build that succeeded before the failure stays built
+            problem = {"stderr": "error: update failed", "diagnostic": f"Exception: {failed}",
+                       "urn": urn(stack, DYNAMIC, failed.name)}  # fmt: skip
+    elif problem is None and kind == "up":
+        try:
+            steps = cluster.apply(pinned(render_objects(stack, config, stack_file(stack)), config, state))
+        except LookupError as missing:  # the image stack a StackReference reads is not there
+            problem = {"stderr": f"error: {missing}", "diagnostic": str(missing)}
         except Refused as refused:  # as pulumi-kubernetes reports the API server's answer, or its await's
             keep_cluster(record, cluster)  # what was done before the failure stays done
             job = urn(stack, "kubernetes:batch/v1:Job", f"{stack}-{refused.resource}")
@@ -175,10 +186,12 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
             op = "same" if (type_, name) in previous else "create"
             if type_ in K8S_TYPES.values() and op == "same":
                 op = next((step for key, step in steps.items() if name.endswith(f"-{key}")), op)
+            if type_ == DYNAMIC:  # a trainer build: what its provider's diff said
+                op = steps.get(name, op)
             changes[op] = changes.get(op, 0) + 1
             log.step(stack, op, type_, name)
         record["resources"] = [list(item) for item in resources]
-        record["outputs"] = outputs_for(stack, config)
+        record["outputs"] = image_outputs(record, config) if is_image_stack(config) else outputs_for(stack, config)
         keep_cluster(record, cluster)
     else:
         changes = {"delete": len(record.get("resources", []))}

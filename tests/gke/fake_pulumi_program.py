@@ -11,6 +11,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from fake_pulumi_images import image_resources, is_image_stack
 from fake_pulumi_stack import load
 
 # What infra/program.py declares, written out here (not asked of infra): tests/gke/test_fake_pulumi_program.py
@@ -50,6 +51,8 @@ def workload_parts(sweep: bool) -> list[tuple[str, str]]:
 
 def program_resources(config: dict[str, Any]) -> list[tuple[str, str]]:
     """(type, name) of what the stack program declares for this config (the engine's own two are not in it)."""
+    if is_image_stack(config):  # infra/image_program.py: names of their own
+        return image_resources(config)
     experiment = config.get("tfcli:experiment")
     sweep = config.get("tfcli:sweep")
     if experiment is None and sweep is None:
@@ -59,6 +62,8 @@ def program_resources(config: dict[str, Any]) -> list[tuple[str, str]]:
         name = mapping(sweep)["name"] if sweep is not None else mapping(experiment)["name"]
         cluster = SHARED_CLUSTER_PARTS if config.get("tfcli:sharedClusterStack") else CLUSTER_PARTS
         parts = cluster + BUCKET_PARTS + workload_parts(sweep is not None)
+        if config.get("tfcli:imageStack") and not config.get("tfcli:image"):  # the built trainer's digests
+            parts = [*parts, ("pulumi:pulumi:StackReference", "-image-stack")]
     return [(type_, f"{name}{suffix}") for type_, suffix in parts]
 
 
@@ -112,6 +117,10 @@ def outputs_for(stack: str, config: dict[str, Any]) -> dict[str, Any]:
     # The program's image outputs (read by nothing in tfcli): the -cpu variant, right for the CPU learners tests use.
     region = location.rsplit("-", 1)[0] if location.count("-") == 2 else location
     image = f"{region}-docker.pkg.dev/{project}/tfcli/trainer:{version('tfcli')}-cpu"
+    if config.get("tfcli:imageStack") and not config.get("tfcli:image"):  # tagged by the context it was built from
+        from infra.image_choice import current_context
+
+        image = f"{region}-docker.pkg.dev/{project}/tfcli/trainer:{current_context()}-cpu"
     outputs = {
         "clusterName": shared or name,
         "clusterLocation": (experiment.get("cluster") or {}).get("location") or location,

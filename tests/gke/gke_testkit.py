@@ -18,6 +18,9 @@ FAKE = Path(__file__).resolve().parent / "fake_pulumi.py"
 PASSPHRASE = "correct horse battery staple"
 GCP_PROJECT = "tfcli-test-project"
 ZONE = "us-central1-a"
+# A ready trainer image: the GKE tests run on it unless they pass image=None to make_gke_project, which leaves the
+# image to the project's image stack (built by Cloud Build: the cloud_build fixture's stand-in).
+READY_IMAGE = "us-central1-docker.pkg.dev/tfcli-test-project/tfcli/trainer:0.1.0-cpu"
 
 # What Pulumi prints for the failures tfcli explains (pulumi 3.x; google's messages from golang.org/x/oauth2).
 MISSING_STACK = "error: no stack named 'nope' found"
@@ -126,10 +129,12 @@ def fake_pulumi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fak
 
 
 def make_gke_project(root: Path, **settings: Any) -> Path:
-    """A project (as ``project`` in tests/conftest.py) whose tfcli.yaml names a GCP project and a zone."""
+    """A project (as ``project`` in tests/conftest.py) whose tfcli.yaml names a GCP project, a zone and
+    :data:`READY_IMAGE` (``image=None``: none, so runs pull what the image stack builds)."""
     from tfcli.scaffold import PULUMI_YAML
 
-    data = {"name": "test", "gcp_project": GCP_PROJECT, "location": ZONE, **settings}
+    data = {"name": "test", "gcp_project": GCP_PROJECT, "location": ZONE, "image": READY_IMAGE, **settings}
+    data = {key: value for key, value in data.items() if value is not None}
     (root / "tfcli.yaml").write_text(yaml.safe_dump(data))
     (root / "Pulumi.yaml").write_text(PULUMI_YAML.format(name="test"))
     return root

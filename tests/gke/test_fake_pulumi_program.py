@@ -34,6 +34,11 @@ CASES: dict[str, Any] = {
     "experiment on a shared cluster": lambda: ("cartpole-ppo", stack_config(experiment("cartpole-ppo"), shared=True)),
     "sweep": lambda: ("cartpole-lr", sweep_config()),
     "sweep on a shared cluster": lambda: ("cartpole-lr", sweep_config(**{"tfcli:sharedClusterStack": SHARED_STACK})),
+    "experiment pulling the built trainer": lambda: (
+        "cartpole-ppo",
+        stack_config(experiment("cartpole-ppo"), **{"tfcli:imageStack": "image.test-project"}),
+    ),
+    "sweep pulling the built trainer": lambda: ("cartpole-lr", sweep_config(**{"tfcli:imageStack": "image.p"})),
 }
 
 
@@ -57,6 +62,17 @@ def test_the_fake_reports_what_the_program_declares_and_exports(fake: ModuleType
             assert all(re.fullmatch(r"(learner|trials)-[0-9a-f]+", job) for job in reported[key] + value)
         elif key != "kubeconfig":
             assert reported[key] == value, key
+
+
+def test_the_fakes_image_stack_declares_what_the_image_program_does(fake: ModuleType) -> None:
+    config = {"tfcli:images": {"variants": ["cpu", "gpu"]}, "gcp:project": "p", "gcp:region": "us-central1"}
+    plan = plan_stack(config, stack="image.p")
+    assert sorted(fake.program_resources(config)) == sorted((r.type, r.name) for r in plan.resources)
+    images = importlib.import_module("fake_pulumi_images")
+    props = images.build_props(config)
+    for build in plan.of_type(images.DYNAMIC):  # the inputs the fake diffs and builds with are the program's
+        expected = {k: v for k, v in props[build.name].items() if v is not None}
+        assert {k: v for k, v in build.inputs.items() if k != "__provider"} == expected
 
 
 def test_the_fakes_bucket_names_are_literal_not_infras() -> None:

@@ -65,3 +65,16 @@ def test_dependencies_resolve_as_in_development() -> None:
     dockerignore = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
     assert dockerignore[0] == "*"
     assert {"!pyproject.toml", "!README.md", "!tfcli/", "!trainer/", "!infra/"} <= set(dockerignore)
+
+
+def test_the_package_layers_dockerfile_is_lint_clean_and_ends_as_the_trainers_user(tmp_path: Path) -> None:
+    """The Dockerfile the image stack builds the project's packages with (infra/image_layer.py), FROM the trainer."""
+    from infra.image_layer import LAYER_DOCKERFILE
+
+    layer = tmp_path / "Dockerfile"
+    layer.write_text(LAYER_DOCKERFILE)
+    run = subprocess.run([linter("hadolint"), str(layer)], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.strip() == "", run.stdout + run.stderr
+    users = re.findall(r"^USER\s+(\S+)", LAYER_DOCKERFILE, re.MULTILINE)
+    assert users[-1] == "1000:1000" == re.findall(r"^USER\s+(\S+)", DOCKERFILE.read_text(), re.MULTILINE)[-1]
+    assert re.search(r"^FROM \$\{BASE\}$", LAYER_DOCKERFILE, re.MULTILINE)

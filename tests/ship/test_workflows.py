@@ -178,23 +178,37 @@ def test_google_authentication_is_workload_identity_federation_never_a_key(name:
 
 
 def test_image_workflow_publishes_what_the_stacks_run_by_default() -> None:
-    from infra.image import default_image
+    """The release build: the version's tag, and the tag the image stack builds from the same context (the context
+    digest the workflow's own step prints), of the same Dockerfile and context folder."""
+    import subprocess
+    import sys
+
+    from infra.image import built_image, default_image
+    from infra.image_context import DOCKERFILE, build_context
     from tfcli import __version__
 
     flow = workflow("image.yml")
     build = flow["jobs"]["build"]
     assert build["strategy"]["matrix"]["variant"] == ["cpu", "gpu"]
     push = next(s for s in build["steps"] if str(s.get("uses", "")).startswith("docker/build-push-action@"))
-    tag = push["with"]["tags"]
+    assert push["with"]["context"] == "." and push["with"]["file"] == DOCKERFILE
+    step = next(s for s in build["steps"] if s.get("id") == "context")
+    printed = subprocess.run(
+        [sys.executable, "-m", "infra.image_context"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert "python3 -m infra.image_context" in step["run"] and printed == build_context(ROOT).short
     published = (
-        tag.replace("${{ env.IMAGE }}", build["env"]["IMAGE"])
+        push["with"]["tags"]
+        .replace("${{ env.IMAGE }}", build["env"]["IMAGE"])
         .replace("${{ vars.GCP_REGION }}", "europe-west4")
         .replace("${{ vars.GCP_PROJECT }}", "my-project")
         .replace("${{ steps.version.outputs.version }}", __version__)
+        .replace("${{ steps.context.outputs.context }}", printed)
     )
     for variant, gpu in (("cpu", False), ("gpu", True)):
-        expected = default_image(project="my-project", location="europe-west4-a", gpu=gpu)
-        assert published.replace("${{ matrix.variant }}", variant) == expected
+        released = default_image(project="my-project", location="europe-west4-a", gpu=gpu)
+        built = built_image(project="my-project", location="europe-west4-a", context=printed, variant=variant)
+        assert published.replace("${{ matrix.variant }}", variant).split() == [released, built]
     assert flow["on"] == {"push": {"tags": ["v*"]}}
 
 

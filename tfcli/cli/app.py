@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from tfcli import __version__
-from tfcli.cli import cluster, experiment, pulumi
+from tfcli.cli import cluster, experiment, image, pulumi
 from tfcli.cli.errors import TfcliGroup
 from tfcli.cli.init import init
 from tfcli.cli.validate import validate
@@ -51,6 +51,7 @@ app.command("init")(init)
 app.command("validate")(validate)
 app.add_typer(experiment.app, name="experiment")
 app.add_typer(cluster.app, name="cluster")
+app.add_typer(image.app, name="image")
 app.add_typer(pulumi.app, name="pulumi")
 
 

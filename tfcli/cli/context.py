@@ -33,18 +33,20 @@ class CliContext:
     @cached_property
     def backends(self) -> Backends:
         from tfcli.backends import Backends
+        from tfcli.cli.build_prompt import offer_build
         from tfcli.cli.pulumi import offer_install
         from tfcli.cli.stack_progress import RichUpdateObserver
 
-        return Backends(observer=RichUpdateObserver(), install_prompt=offer_install)
+        return Backends(observer=RichUpdateObserver(), install_prompt=offer_install, build_prompt=offer_build)
 
     def stacks(self) -> Stacks:
         """The project's Pulumi stacks for the cluster commands (the experiment commands reach them through their
         run's backend), offering to install a missing Pulumi CLI."""
+        from tfcli.cli.build_prompt import offer_build
         from tfcli.cli.pulumi import offer_install
         from tfcli.gke.stacks import Stacks
 
-        return Stacks(self.project, install_prompt=offer_install)
+        return Stacks(self.project, install_prompt=offer_install, build_prompt=offer_build)
 
     def run(self, *, experiment: str | None = None, sweep: str | None = None) -> Run:
         """``-e NAME`` or ``-s SWEEP`` of this project (exactly one)."""

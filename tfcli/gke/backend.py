@@ -32,12 +32,19 @@ class GkeBackend:
     name: BackendName = "gke"
     waits_by_default = False  # a run on GKE goes on without this machine: `start` returns once it is deployed
 
-    def __init__(self, *, observer: UpdateObserver | None = None, install_prompt: InstallPrompt | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        observer: UpdateObserver | None = None,
+        install_prompt: InstallPrompt | None = None,
+        build_prompt: Callable[[str], bool] | None = None,
+    ) -> None:
         self.observer = observer
         self.install_prompt = install_prompt
+        self.build_prompt = build_prompt
 
     def stacks(self, project: ProjectDir) -> Stacks:
-        return Stacks(project, install_prompt=self.install_prompt)
+        return Stacks(project, install_prompt=self.install_prompt, build_prompt=self.build_prompt)
 
     def start(self, run: Run, options: StartOptions, *, resumed: sweeps.Resumed | None = None) -> Started:
         stacks = self.stacks(run.project)

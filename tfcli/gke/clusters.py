@@ -12,8 +12,9 @@ from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.store import ExperimentStore, checked_flag
-from tfcli.gke.deploy import cluster_lock, require_gcp
+from tfcli.gke.deploy import cluster_lock
 from tfcli.gke.events import UpdateObserver
+from tfcli.gke.gcp_project import require_gcp
 from tfcli.gke.pulumi_cli import PulumiMissing
 from tfcli.gke.stacks import Stacks, StackState, has_no_state, planned_total
 from tfcli.project import ProjectDir

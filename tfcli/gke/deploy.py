@@ -27,21 +27,13 @@ from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, RunFolder
 from tfcli.gke import waiting
 from tfcli.gke.events import UpdateObserver
+from tfcli.gke.image_stack import ensure_images, wanted_image_stack
 from tfcli.gke.results import RemoteResults
 from tfcli.gke.stacks import Stacks, StackState, planned_total
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
 from tfcli.spec.documents import display_path
 from tfcli.stackfiles.files import StackFile, stack_path
-
-
-def require_gcp(project: ProjectDir) -> str:
-    if not project.settings.gcp_project:
-        raise TfcliError(
-            "this project names no GCP project, so it cannot run on GKE",
-            hint="set one with `tfcli init -r PROJECT_ID`, or run on this machine with --local",
-        )
-    return project.settings.gcp_project
 
 
 def cluster_lock(project: ProjectDir, cluster: str, *, shared: bool = False) -> Any:
@@ -193,6 +185,8 @@ def deploy(
     """Write the stack file and ``records``, init the stack, set its config and secrets, ``pulumi up``; returns
     the stack's outputs."""
     name = stack_file.path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    if (images := wanted_image_stack(stack_file.config)) is not None:  # the trainer built first, once per change
+        ensure_images(stacks, images, observer=observer, prompt=stacks.build_prompt)
     with contextlib.ExitStack() as held:
         hold_shared_cluster(held, stacks.project, stacks, shared_cluster)
         stack_file.write()

@@ -33,12 +33,12 @@ from tfcli.gke.deploy import (
     mark_stopped,
     now,
     refuse_local_results,
-    require_gcp,
     start_stack,
     suspend_and_wait,
     tear_down,
 )
 from tfcli.gke.events import UpdateObserver
+from tfcli.gke.gcp_project import require_gcp
 from tfcli.gke.price_source import fix_prices
 from tfcli.gke.results import RemoteResults, remote_results
 from tfcli.gke.results import download_results as copy_results

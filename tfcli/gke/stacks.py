@@ -19,6 +19,7 @@ installed by :mod:`tfcli.gke.pulumi_cli`. Pulumi is imported inside the function
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -141,11 +142,18 @@ class Stacks:
     """The project's Pulumi stacks (one workspace, made on first use, for all the stacks of a command).
 
     ``install_prompt`` is asked when no Pulumi CLI is found (the CLI's "install it now?"); without one a missing CLI
-    is an error that names ``tfcli pulumi install``."""
+    is an error that names ``tfcli pulumi install``. ``build_prompt`` is asked before a first trainer image build."""
 
-    def __init__(self, project: ProjectDir, *, install_prompt: InstallPrompt | None = None) -> None:
+    def __init__(
+        self,
+        project: ProjectDir,
+        *,
+        install_prompt: InstallPrompt | None = None,
+        build_prompt: Callable[[str], bool] | None = None,
+    ) -> None:
         self.project = project
         self.install_prompt = install_prompt
+        self.build_prompt = build_prompt  # asked before a project's first trainer image build (tfcli.gke.image_stack)
         self._workspace: LocalWorkspace | None = None
 
     def _failure(self, stack: str, action: str, **kwargs: Any) -> PulumiFailure:

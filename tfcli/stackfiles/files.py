@@ -10,7 +10,9 @@ set``), so tfcli updates only the keys it owns and keeps everything else, commen
 - ``tfcli:sharedClusterStack``: the shared cluster the experiment runs on (kept until ``start -c`` changes it);
 - ``gcp:project`` and ``gcp:region``/``gcp:zone``: from ``tfcli.yaml`` when it names a GCP project;
 - ``tfcli:code``: the project's code folders the pods import (``code:`` in tfcli.yaml, default ``envs``), and
-  ``tfcli:image`` when tfcli.yaml names an image (else a value set here is kept).
+  ``tfcli:image`` when tfcli.yaml names an image (else a value set here is kept); else, with a GCP project and the
+  trainer's source at hand (a checkout or an editable install), ``tfcli:imageStack``: the project's image stack,
+  whose trainer built from this source the Jobs pull.
 
 Without a GCP project (a project that trains on this machine only) the file is still written, with the
 placeholder project :data:`PLACEHOLDER_PROJECT` and a comment saying so, so that ``plan``/``render`` work offline and
@@ -31,6 +33,7 @@ from infra.config_keys import (
     CODE_KEY,
     EXPERIMENT_KEY,
     IMAGE_KEY,
+    IMAGE_STACK_KEY,
     LOCATION_KEYS,
     PROJECT_KEY,
     REGION_KEY,
@@ -174,8 +177,17 @@ def set_project_code(config: dict[str, Any], project: ProjectDir) -> None:
         config[CODE_KEY] = folders
     else:
         config.pop(CODE_KEY, None)
-    if project.settings.image:
-        config[IMAGE_KEY] = project.settings.image
+    ready = project.settings.image if isinstance(project.settings.image, str) else None  # else a layer of packages
+    if ready:
+        config[IMAGE_KEY] = ready
+    from infra.image_context import has_source
+
+    if ready or not project.settings.gcp_project or not has_source():
+        config.pop(IMAGE_STACK_KEY, None)  # a named image; no GCP project; no source to build (the release's image)
+    else:  # the trainer the project's image stack builds from this source (tfcli.gke.image_stack)
+        from infra.image import image_stack_name
+
+        config[IMAGE_STACK_KEY] = image_stack_name(project.settings.gcp_project)
 
 
 def _refuse_other_kind(stack_file: StackFile | None, wanted: str, name: str) -> None:

@@ -41,11 +41,18 @@ def plan(
         target = ctx.backends.plan(ctx.run(experiment=experiment, sweep=sweep), cluster)
     else:
         target = planned(ctx.store, experiment=experiment, file=file, cluster=cluster)
+    from tfcli.gke.image_plan import image_plan
+
     result = make_plan(target, prices_for(ctx.store.project, target))
+    image = image_plan(target.config)  # the trainer image the run pulls, when the project builds it
     if as_json:
-        out().print_json(json.dumps(plan_data(target, result)))
+        out().print_json(json.dumps(plan_data(target, result) | ({"image": image.to_data()} if image else {})))
         return
     show_plan(target, result)
+    if image is not None:
+        from tfcli.cli.views.image_plan import show_image_plan
+
+        show_image_plan(image)
 
 
 def render(
