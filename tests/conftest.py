@@ -41,7 +41,7 @@ def no_gcp_credentials(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     home = tmp_path_factory.mktemp("gcp-home")
     monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(home / "gcloud"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.setenv("TFCLI_CACHE_DIR", str(home / "cache"))  # not XDG_CACHE_HOME: uv's and matplotlib's stay
 
 
 @pytest.fixture

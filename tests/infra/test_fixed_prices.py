@@ -74,6 +74,7 @@ def test_bad_fixed_prices_are_refused_naming_the_file_and_key(value: Any, messag
 
 
 def test_start_fixes_the_prices_plan_showed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TFCLI_CACHE_DIR")  # the user's default place, under XDG_CACHE_HOME
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     settings = with_key(tmp_path)
     catalog = FakeCatalog([*SKUS, sku("E2 Instance Core running in Americas", "OnDemand", "h", 0.02, group="CPU")])

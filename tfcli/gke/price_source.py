@@ -37,9 +37,13 @@ class Prices:
 
 
 def cache_file(region: str) -> Path:
-    """``$XDG_CACHE_HOME/tfcli/prices-<region>.json`` (``~/.cache`` without it; ``~/Library/Caches`` on macOS)."""
+    """``$TFCLI_CACHE_DIR/prices-<region>.json``; without it ``$XDG_CACHE_HOME/tfcli/`` (``~/.cache`` without that;
+    ``~/Library/Caches`` on macOS). tfcli's own variable lets the tests move tfcli's cache alone, not uv's or
+    matplotlib's, which share ``$XDG_CACHE_HOME``."""
     import sys
 
+    if own := os.environ.get("TFCLI_CACHE_DIR"):
+        return Path(own) / f"prices-{region}.json"
     default = Path.home() / ("Library/Caches" if sys.platform == "darwin" else ".cache")
     return Path(os.environ.get("XDG_CACHE_HOME") or default) / "tfcli" / f"prices-{region}.json"
 
