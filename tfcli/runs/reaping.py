@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-# The trainer's reason when it paused itself at max_cost (trainer/hooks/cost_limit.py's REASON_PREFIX).
-MAX_COST_REASON = "max_cost reached"
+from trainer.hooks.cost_limit import REASON_PREFIX as MAX_COST_REASON  # the trainer's reason at max_cost
 
 
 def reap_reason(
