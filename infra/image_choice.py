@@ -66,7 +66,7 @@ def pins_for(outputs: Mapping[str, Any], tags: Iterable[str], stack: str) -> dic
     pins = {}
     for tag in tags:
         variant = tag.rsplit("-", 1)[1]
-        if not str(outputs.get(variant, "")).count("@sha256:"):
+        if "@sha256:" not in str(outputs.get(variant, "")):
             raise TfcliError(f"the image stack '{stack}' has no {variant} image: build it with {fix}")
         pins[tag] = str(outputs[variant])
     return pins
