@@ -147,6 +147,21 @@ class PlayedSweep:
                     self.bucket.blob(f"{self.sweep}/{self.slot_trial(pod.index)}/{name}").upload_from_string(text)
         self.publish()
 
+    def play(self, seconds: float, tick: float = 0.2) -> JobController:
+        """Deploy the Job and tick it to its end (at most ``seconds``), ending every trainer after; it must have
+        finished (the pods' last log lines say why not)."""
+        controller = self.deploy()
+        deadline = time.monotonic() + seconds
+        try:
+            while not controller.finished and time.monotonic() < deadline:
+                self.tick()
+                time.sleep(tick)
+        finally:
+            self.end_trainers()
+        logs = {log.name: log.read_text()[-3000:] for log in self.mount.glob("*.log")} if self.mount else {}
+        assert controller.finished, logs
+        return controller
+
     def slot_trial(self, slot: int) -> str:
         """The trial the Job's slot ``slot`` runs: the ``name`` of the spec the ConfigMap holds for it."""
         text = deployed_trial_specs(self.stack_state, self.sweep)[slot_file(slot)]

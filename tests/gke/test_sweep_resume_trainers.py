@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,16 +82,7 @@ def play(pulumi: FakePulumi, gcs: Any, api: Cluster, mount: Path, oom_killed: se
     """Run the Job deployed now to its end, its pods real trainers writing to ``mount`` (synced to the bucket)."""
     mount.mkdir(exist_ok=True)
     sweep = PlayedSweep(pulumi.state, SWEEP, gcs.bucket(BUCKET), api, {}, mount=mount, oom_killed=oom_killed or set())
-    controller = sweep.deploy()
-    deadline = time.monotonic() + 240
-    try:
-        while not controller.finished and time.monotonic() < deadline:
-            sweep.tick()
-            time.sleep(0.05)
-    finally:
-        sweep.end_trainers()
-    assert controller.finished, {log.name: log.read_text()[-2000:] for log in mount.glob("*.log")}
-    return controller
+    return sweep.play(240, tick=0.05)
 
 
 def said(stdout: str, stderr: str) -> str:

@@ -6,12 +6,12 @@ checks request preconditions as GCS does, tests/gcs_preconditions.py), claiming 
 Issue 28 item 2: with the hopeless combination FIRST in grid order and 2 workers for 4 trials, the first trial at a
 rung waits there (its worker takes the next trial) until the rung is decided, so the hopeless trials are pruned at
 the first rung; under the old rule (train on while undecided) nothing ever waits and the test fails. A worker killed
-mid-trial loses its lease and another worker finishes that trial exactly, from its checkpoint."""
+mid-trial loses its lease and another worker finishes that trial exactly, from its checkpoint. With the hopeless
+combination last, the same workers prune it too, and ``status -s``/``list -s`` read it all from the bucket."""
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,16 +53,8 @@ def _deploy(lab: Path, gcs: Any, text: str, monkeypatch: pytest.MonkeyPatch) -> 
 
 def _play(sweep: PlayedSweep, mount: Path) -> dict[str, str]:
     mount.mkdir()
-    controller = sweep.deploy()
-    deadline = time.monotonic() + 400
-    try:
-        while not controller.finished and time.monotonic() < deadline:
-            sweep.tick()
-            time.sleep(0.2)
-    finally:
-        sweep.end_trainers()
+    controller = sweep.play(400)
     logs = {log.name: log.read_text()[-3000:] for log in mount.glob("*.log")}
-    assert controller.finished, logs
     assert controller.completed == {0, 1} and not controller.failed_indexes, logs  # both workers exited 0
     return logs
 
@@ -80,10 +72,17 @@ def _steps(mount: Path, trial: str) -> list[int]:
     return [int(json.loads(line)["timesteps"]) for line in lines]
 
 
-def test_hopeless_trials_first_in_the_queue_are_pruned_by_two_workers(
-    lab: Path, fake_pulumi: FakePulumi, gcs: Any, api: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("hopeless_first", [True, False], ids=["hopeless-first", "hopeless-last"])
+def test_hopeless_trials_are_pruned_by_two_workers_in_either_queue_order(
+    hopeless_first: bool,
+    lab: Path,
+    fake_pulumi: FakePulumi,
+    gcs: Any,
+    api: Cluster,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _deploy(lab, gcs, early_stop_sweep(SWEEP, hopeless_first=True), monkeypatch)
+    _deploy(lab, gcs, early_stop_sweep(SWEEP, hopeless_first=hopeless_first), monkeypatch)
     (job,) = json.loads((fake_pulumi.state / "state.json").read_text())["stacks"][SWEEP]["jobs"]
     assert job["spec"]["completions"] == job["spec"]["parallelism"] == 2  # two workers for four trials
     mount = tmp_path / "mount"
@@ -91,21 +90,25 @@ def test_hopeless_trials_first_in_the_queue_are_pruned_by_two_workers(
     logs = _play(sweep, mount)
 
     trials = _status()
-    assert [trials[f"{SWEEP}-{k}"]["state"] for k in range(4)] == ["pruned", "pruned", "completed", "completed"]
-    for k in (0, 1):
+    hopeless, good = ((0, 1), (2, 3)) if hopeless_first else ((2, 3), (0, 1))
+    states = {k: "pruned" if k in hopeless else "completed" for k in range(4)}
+    assert [trials[f"{SWEEP}-{k}"]["state"] for k in range(4)] == [states[k] for k in range(4)]
+    for k in hopeless:
         assert 150 <= trials[f"{SWEEP}-{k}"]["timesteps"] < 300, trials  # stopped at the first rung, not past it
         assert "at 150 timesteps, below the top 1/2 (2 combinations" in trials[f"{SWEEP}-{k}"]["detail"]
-    for k in (2, 3):
+        assert list((mount / SWEEP / f"{SWEEP}-{k}" / "checkpoints").glob("*/COMPLETE"))  # kept where it stopped
+    for k in good:
         assert trials[f"{SWEEP}-{k}"]["timesteps"] == BUDGET
         steps = _steps(mount, f"{SWEEP}-{k}")
         assert steps == sorted(steps) and len(set(steps)) == len(steps) and 300 < steps[-1] <= BUDGET  # one curve
     spent = sum(trial["timesteps"] for trial in trials.values())
     assert spent <= 0.75 * 4 * BUDGET, trials  # the full grid is 2,400
-    waited = "".join(logs.values())
-    assert "waiting at rung 150 timesteps" in waited, logs  # a trial gave its worker to the next one
+    if hopeless_first:  # the unfavourable order: only waiting at the rung prunes there
+        assert "waiting at rung 150 timesteps" in "".join(logs.values()), logs  # a trial gave its worker away
     code, stdout, stderr = invoke("experiment", "list", "-s", SWEEP, "--json")
     assert code == 0, stderr
-    assert [(row["pruned"], row["best"]) for row in json.loads(stdout)] == [(2, False), (0, True)]
+    rows = [(row["pruned"], row["best"]) for row in json.loads(stdout)]
+    assert rows == ([(2, False), (0, True)] if hopeless_first else [(0, True), (2, False)])
 
 
 def test_a_worker_killed_mid_trial_loses_its_lease_and_another_finishes_the_trial_exactly(
