@@ -16,12 +16,10 @@ from infra.code_bundle import CODE_DIGEST, CodeBundle
 from infra.code_bundle import MOUNT as CODE_MOUNT
 from tfcli.spec import Experiment, to_yaml
 from tfcli.spec.early_stop import METADATA_TTL_SECONDS
+from tfcli.spec.outcomes import EXIT_COST_LIMIT, EXIT_INVALID, EXIT_PAUSED
 
 RUN_AS_USER = 1000
 GRACE_SECONDS = 120
-EXIT_PAUSED = 143  # 128 + SIGTERM: the trainer checkpointed and exited (docs/design.md §7)
-EXIT_INVALID = 2  # the spec or a flag is invalid
-EXIT_COST_LIMIT = 3  # the trainer paused itself at max_cost: the Job ends (a 143 would start it again)
 HOURLY_PRICE_ENV = "TFCLI_HOURLY_PRICE"  # the run's $/hour, for the trainer's max_cost (infra/run_price.py)
 GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 # The results volume's gcsfuse options (the CSI driver passes ``mountOptions`` to gcsfuse; a config-file key is

@@ -35,6 +35,19 @@ def pytest_configure(config: pytest.Config) -> None:
         subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600, check=False)
 
 
+SLOW_FIXTURES = frozenset({"fake_pulumi", "release_memory", "spec_file"})
+"""Fixtures that only a slow test needs: the fake ``pulumi`` CLI (journeys through real subprocesses), TensorForce
+agents built in this process, and a spec file for a real trainer run (tests/trainer)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses a slow fixture ``slow``, so that a new journey or training is left out of
+    ``pytest -m "not slow"`` without anyone remembering the marker; whole slow modules say ``pytestmark``."""
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def no_gcp_credentials(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads this machine's GCP credentials or price cache (tfcli/gke/price_source.py): no network."""

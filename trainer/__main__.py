@@ -163,9 +163,9 @@ def _env_worker(arguments: argparse.Namespace) -> int:
 
     run_over = serve(experiment, host=arguments.host, port=arguments.port, token=os.environ.get(TOKEN_VARIABLE))
     # 0 only when the learner said the run is over: an indexed Job never runs an index that exited 0 again.
-    from trainer.signals import PAUSED_EXIT_CODE
+    from tfcli.spec.outcomes import EXIT_PAUSED
 
-    return 0 if run_over else PAUSED_EXIT_CODE
+    return 0 if run_over else EXIT_PAUSED
 
 
 def _sweep_worker(arguments: argparse.Namespace) -> int:

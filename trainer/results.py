@@ -15,21 +15,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tfcli.spec.outcomes import EXIT_COMPLETED, EXIT_COST_LIMIT, EXIT_FAILED, EXIT_PAUSED, paused_at_cost_limit
 from trainer.files import atomic_write_json
-from trainer.hooks.cost_limit import REASON_PREFIX
-from trainer.signals import PAUSED_EXIT_CODE
 from trainer.state import RunState
 
 FILENAME = "result.json"
 # A pruned trial has ended for good: exit 0, so that its Job index completes and is not run again.
-EXIT_CODES = {"completed": 0, "pruned": 0, "paused": PAUSED_EXIT_CODE, "failed": 1}
-# Paused by the cost limit: its Job ends (a 143 would be retried by the Job and pause again at once).
-COST_LIMIT_EXIT_CODE = 3
+EXIT_CODES = {"completed": EXIT_COMPLETED, "pruned": EXIT_COMPLETED, "paused": EXIT_PAUSED, "failed": EXIT_FAILED}
 # ... except a sweep's trial (``--output-parent``, a GKE sweep's slot): exit 0 ends its index of the Indexed Job
 # as completed, where 3 would fail it (``FailIndex``) and half the trials at their limit would fail the whole Job as
 # a fault all trials share (``maxFailedIndexes``). ``result.json`` still says ``paused`` with the reason, which is
 # what tfcli reads.
-TRIAL_COST_LIMIT_EXIT_CODE = 0
+TRIAL_COST_LIMIT_EXIT_CODE = EXIT_COMPLETED
 _COUNTS = ("timesteps", "episodes", "wall_seconds", "timesteps_per_second", "mean_return_last_100", "updates")
 
 
@@ -64,11 +61,11 @@ class Result:
 
     @property
     def cost_limited(self) -> bool:
-        return self.status == "paused" and (self.reason or "").startswith(REASON_PREFIX)
+        return paused_at_cost_limit(self.status, self.reason)
 
     @property
     def exit_code(self) -> int:
-        return COST_LIMIT_EXIT_CODE if self.cost_limited else EXIT_CODES[self.status]
+        return EXIT_COST_LIMIT if self.cost_limited else EXIT_CODES[self.status]
 
     def exit_code_of(self, *, trial: bool) -> int:
         """The exit code of a run, or of a sweep's trial (``trial``), which ends at its cost limit with 0."""

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tfcli.spec.early_stop import TrialEarlyStop
+from tfcli.spec.outcomes import EXIT_PAUSED
 from trainer.files import atomic_write_json
 from trainer.rung_scores import SweepRungs
 from trainer.rungs import judge
@@ -32,7 +33,6 @@ log = logging.getLogger(__name__)
 
 WAIT_ENV = "TFCLI_RUNG_WAIT"  # "1": whoever started this trial starts it again once its rung is decided
 PREFIX = "waiting at rung "
-PAUSED_EXIT = 143
 
 
 def may_wait() -> bool:
@@ -90,6 +90,6 @@ def decide_waiting(
         atomic_write_json(output / "result.json", {**result, "status": "pruned", "reason": now.words})
         return 0, f"pruned after {int(result.get('timesteps', 0)):,} timesteps: {now.words}"
     if now.decision == "wait" and may_wait():
-        return PAUSED_EXIT, f"still {now.words}"
+        return EXIT_PAUSED, f"still {now.words}"
     log.info("early stop: rung %s: %s; going on from the checkpoint there", f"{rung:,}", now.words)
     return None

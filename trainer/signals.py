@@ -18,8 +18,6 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-PAUSED_EXIT_CODE = 128 + signal.SIGTERM  # 143
-
 
 class StopRequest:
     """Set by a signal (or by :meth:`request`); read by the training loop between steps."""

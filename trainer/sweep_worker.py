@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from tfcli.spec.early_stop import TrialEarlyStop
+from tfcli.spec.outcomes import EXIT_PAUSED
 from trainer.rung_scores import SweepRungs
 from trainer.rung_wait import WAIT_ENV, standing, waiting_rung
-from trainer.signals import PAUSED_EXIT_CODE
 from trainer.sweep_claims import Claims, ClaimState, claims_folder
 from trainer.sweep_queue import TrialView, all_ended, next_candidates
 
@@ -134,7 +134,7 @@ class Worker:
                     break
             else:
                 time.sleep(self.poll)
-        return PAUSED_EXIT_CODE
+        return EXIT_PAUSED
 
     def _stop(self, _signum: int, _frame: Any) -> None:
         self.stopping = True
@@ -163,7 +163,7 @@ class Worker:
             if code:
                 self._failed(name, f"the trainer exited {code}")
             self.claims.end(name, claim, "completed" if code == 0 else "failed")
-        elif code == PAUSED_EXIT_CODE:
+        elif code == EXIT_PAUSED:
             log.info("%s: %s; given back", name, self._result(name).get("reason") or "paused")
             self.claims.release(name, claim)
         elif claim.attempts + 1 > RETRIES:

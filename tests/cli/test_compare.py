@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from cli_kit import invoke, tiny_sweep
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 TINY = """\
 name: {name}

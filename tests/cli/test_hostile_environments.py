@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from cli_kit import forget_project_modules, invoke, status, wait_for
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 HOSTILE = """\
 import ctypes
 import os

@@ -17,6 +17,8 @@ from cli_kit import invoke, status, wait_for
 
 from tfcli.experiments.store import ExperimentDir
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 SPEC = """\
 name: grow
 environment: cartpole

@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from cli_kit import invoke, status, wait_for
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 BUDGET = 600
 

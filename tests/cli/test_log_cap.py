@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from cli_kit import invoke, status
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 CHATTY = """\
 import sys

@@ -15,10 +15,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from cli_kit import invoke, status, wait_for
 
 from tfcli.experiments.store import ExperimentDir
 from trainer.output_lock import holder
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 SPEC = """\
 name: {name}

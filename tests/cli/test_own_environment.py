@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from cli_kit import forget_project_modules, invoke, status
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 CRASHY = """\
 import gymnasium
 import numpy as np

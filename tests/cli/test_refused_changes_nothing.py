@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from cli_kit import invoke, states, sweep_status, wait_for
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 LONG_SWEEP = """\
 name: busy
 base:

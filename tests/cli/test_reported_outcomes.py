@@ -18,6 +18,8 @@ from tests.cli_kit import invoke
 from tfcli.experiments.store import ExperimentDir
 from tfcli.local.processes import spawn
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 TINY = (
     "name: {name}\nenvironment: cartpole\nagent: {{agent: ppo, batch_size: 2, network: [{{type: dense, size: 8}}]}}\n"
     "total_timesteps: {budget}\n"

@@ -11,8 +11,11 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from cli_kit import invoke, states, sweep_status, wait_for
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 TWO_TRIALS = """\
 name: duo

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from cli_kit import early_stop_sweep, invoke
 from test_resume_extend import assert_continued, episodes, result, results, said, states
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 EXTENDED = 900  # the sweep's budget was 600; the pruned trials stopped at the first rung (150)
 

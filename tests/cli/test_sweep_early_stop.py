@@ -11,8 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from cli_kit import early_stop_sweep, invoke, sweep_status
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 BUDGET = 600
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from cli_kit import invoke, tiny_sweep
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 
 def test_a_hand_edited_sweep_yaml_is_refused_naming_the_trial_and_the_key(lab: Path) -> None:

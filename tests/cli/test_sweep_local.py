@@ -9,7 +9,10 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
 from cli_kit import invoke, states, sweep_status, tiny_sweep, wait_for
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 
 def test_queue_crash_pause_resume_then_compare(lab: Path) -> None:

@@ -12,6 +12,8 @@ import pytest
 import yaml
 from cli_kit import invoke
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 FORMS = Path(__file__).resolve().parents[1] / "tensorforce_forms"
 
 

@@ -37,7 +37,8 @@ from job_controller import JobController, Outcome
 
 from infra import naming
 from infra.sweep_manifests import INDEX_VARIABLE, TRIALS_CONFIG_MAP, slot_file
-from trainer.results import REASON_PREFIX, Result
+from tfcli.spec.outcomes import COST_LIMIT_REASON
+from trainer.results import Result
 from trainer.state import Episode, RunState
 from trainer.sweep_claims import claims_folder
 
@@ -83,13 +84,13 @@ def trainer_files(outcome: Outcome, episodes: int) -> dict[str, str]:
     files = {"progress.jsonl": "".join(json.dumps(line.as_json()) + "\n" for line in lines)}
     state = RunState(timesteps=episodes * 100, episodes=episodes, updates=episodes // 10)
     state.recent_returns.extend(returns)
-    if outcome.exit_code == 0 and outcome.message.startswith(REASON_PREFIX):  # a trial at max_cost (its index ends)
-        reason = f"{REASON_PREFIX} ($1.00 of $1.00)"
+    if outcome.exit_code == 0 and outcome.message.startswith(COST_LIMIT_REASON):  # a trial at max_cost (its index ends)
+        reason = f"{COST_LIMIT_REASON} ($1.00 of $1.00)"
         files["result.json"] = json.dumps(Result.of("paused", state, reason=reason).as_json())
     elif outcome.exit_code == 0:
         files["result.json"] = json.dumps(Result.of("completed", state).as_json())
     elif outcome.exit_code == 3:  # an older trainer at max_cost
-        reason = f"{REASON_PREFIX} ($1.00 of $1.00)"
+        reason = f"{COST_LIMIT_REASON} ($1.00 of $1.00)"
         files["result.json"] = json.dumps(Result.of("paused", state, reason=reason).as_json())
     elif outcome.exit_code == 143:
         files["result.json"] = json.dumps(Result.of("paused", state, reason="SIGTERM").as_json())

@@ -26,6 +26,8 @@ from played_sweep import deployed_job, pod_args
 from infra import naming
 from infra.naming import bucket_name
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 NAME = "live"
 BUCKET = bucket_name(NAME, GCP_PROJECT)
 SPEC = f"""\

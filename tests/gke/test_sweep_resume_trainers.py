@@ -27,6 +27,8 @@ from played_sweep import PlayedSweep, deployed_job
 
 from infra.naming import bucket_name
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 SWEEP = "duo-gke"
 BUCKET = bucket_name(SWEEP, GCP_PROJECT)
 BUDGET = 300

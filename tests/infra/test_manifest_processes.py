@@ -31,11 +31,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from infra_testkit import LIBRARY, PROJECT, ZONE
 
 from infra.manifests import context_for, render
 from tfcli.spec import Experiment, load_experiment
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 ENTRYPOINT = [sys.executable, "-m", "trainer"]  # the image's ENTRYPOINT (docs/design.md §6.1)
 BUDGET = 300

@@ -26,6 +26,8 @@ from tfcli.spec import load_experiment
 from trainer.config import RunConfig
 from trainer.run import run
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 BUDGET = 2500
 SAVER_INTERVAL = 300
 

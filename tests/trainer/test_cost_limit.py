@@ -11,10 +11,13 @@ from typing import Any
 import pytest
 from trainer_testkit import complete_checkpoints, finish, read_progress, read_result, trainer_process
 
+from tfcli.spec.outcomes import EXIT_COST_LIMIT
 from trainer.hooks.cost_limit import CostLimit, cost_limit_reason, parse_hourly_price
-from trainer.results import COST_LIMIT_EXIT_CODE, TRIAL_COST_LIMIT_EXIT_CODE
+from trainer.results import TRIAL_COST_LIMIT_EXIT_CODE
 from trainer.signals import StopRequest
 from trainer.state import RunState
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 PRICE = 720.0  # dollars per hour: 20 cents per second of training
 BUDGET = 10_000_000  # never reached: the cost limit ends the runs
@@ -38,7 +41,7 @@ def test_the_run_pauses_itself_at_max_cost_and_counts_resumed_time(
     spec = spec_file(total_timesteps=BUDGET, max_cost=1.0, saver_frequency="1000000t")
 
     code, stderr = run_with_price(spec, output)
-    assert code == COST_LIMIT_EXIT_CODE, stderr
+    assert code == EXIT_COST_LIMIT, stderr
     first = read_result(output)
     assert first["status"] == "paused"
     accrued, limit = dollars(first["reason"])
@@ -50,7 +53,7 @@ def test_the_run_pauses_itself_at_max_cost_and_counts_resumed_time(
 
     # Started again with the same limit: the checkpoint's wall time already spent it, so it trains no step.
     code, stderr = run_with_price(spec, output)
-    assert code == COST_LIMIT_EXIT_CODE, stderr
+    assert code == EXIT_COST_LIMIT, stderr
     again = read_result(output)
     assert again["status"] == "paused" and again["timesteps"] == first["timesteps"]
     assert dollars(again["reason"])[1] == 1.0
@@ -58,7 +61,7 @@ def test_the_run_pauses_itself_at_max_cost_and_counts_resumed_time(
     # A higher limit continues from the checkpoint until the new limit.
     spec = spec_file(total_timesteps=BUDGET, max_cost=2.0, saver_frequency="1000000t")
     code, stderr = run_with_price(spec, output)
-    assert code == COST_LIMIT_EXIT_CODE, stderr
+    assert code == EXIT_COST_LIMIT, stderr
     last = read_result(output)
     accrued, limit = dollars(last["reason"])
     assert limit == 2.0 and accrued >= 2.0

@@ -30,6 +30,8 @@ from trainer.hooks.progress_log import read_episodes, rewind
 from trainer.run import run
 from trainer.state import Episode
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 TINY = {"total_timesteps": 400, "saver_frequency": "100t", "summary_frequency": "100t"}
 
 # `python -m trainer run ...`, but the disk fills up the moment checkpoint 2 starts (checkpoint 1 is complete).

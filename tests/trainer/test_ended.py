@@ -11,8 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from trainer_testkit import TINY_PPO
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 SPEC = {"name": "ended", "environment": "cartpole", "agent": TINY_PPO, "saver_frequency": "100t"}
 

@@ -19,6 +19,8 @@ from trainer_testkit import finish, free_port, trainer_process
 from trainer.pools.factory import close_pool
 from trainer.pools.remote import RemotePool
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 TOKEN = "signals-test-token"
 
 

@@ -11,7 +11,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from trainer_testkit import finish, free_port, read_progress, read_result, trainer_process, wait_for
+
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 TOKEN = "fault-test-token"
 # Long enough for the restarted worker to play whole episodes after it is back (the run is held still while it

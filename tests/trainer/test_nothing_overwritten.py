@@ -17,6 +17,8 @@ from trainer.config import RunConfig
 from trainer.results import withdraw
 from trainer.run import run
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 TINY = {"total_timesteps": 300, "saver_frequency": "100t", "summary_frequency": "100t"}
 
 

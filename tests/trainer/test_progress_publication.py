@@ -12,6 +12,8 @@ from trainer_testkit import finish, trainer_process
 
 from trainer.hooks.progress_log import parse_publish_seconds
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 
 @pytest.mark.parametrize("text", ["a minute", "0", "-5", "inf", "nan"])
 def test_a_bad_publication_interval_is_invalid_input(

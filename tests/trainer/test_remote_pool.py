@@ -23,6 +23,8 @@ from trainer.pools.base import RUNNING, TERMINATED, TRUNCATED
 from trainer.pools.recipe import EnvironmentRecipe
 from trainer.pools.remote import RemotePool
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 TOKEN = "pool-test-token"
 # What `python -m trainer env-worker` does, plus a report of the modules the worker had loaded when it stopped.
 LAUNCHER = """

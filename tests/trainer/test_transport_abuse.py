@@ -23,6 +23,8 @@ from tfcli.spec import Experiment
 from trainer.env_worker import serve
 from trainer.transport import Connection, Server, TransportError, connect
 
+pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+
 TOKEN = "abuse-test-token"
 SERVED_WITHIN = 2.0  # seconds: a learner on loopback is served in milliseconds when nothing holds it up
 SILENT = 40

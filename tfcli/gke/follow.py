@@ -14,7 +14,8 @@ from tfcli.gke.stacks import Stacks
 from tfcli.gke.sweep_readings import SweepView
 from tfcli.gke.sweeps import wait_until
 from tfcli.runs.backend import Backend, Watcher
-from tfcli.runs.results import PAUSED_EXIT, Ended, Started, exit_code
+from tfcli.runs.results import Ended, Started, exit_code
+from tfcli.spec.outcomes import EXIT_COMPLETED, EXIT_PAUSED
 
 ENDED = ("completed", "failed", "paused")
 
@@ -53,7 +54,7 @@ def follow_experiment(backend: Backend, started: Started, watcher: Watcher) -> E
         backend.stop(run, download=True)
     else:
         backend.download(run)
-    code = {"completed": 0, "paused": PAUSED_EXIT}.get(status, 1)
+    code = {"completed": EXIT_COMPLETED, "paused": EXIT_PAUSED}.get(status, 1)
     ended = Ended(run, status, exit_code(status, code), code)
     if status == "failed":
         ended.warnings.append(
@@ -94,7 +95,7 @@ def _sweep_ended(backend: Backend, started: Started, view: SweepView, seconds: f
         backend.stop(run, download=True)
     else:
         backend.download(run)
-    ended = Ended(run, state, {"completed": 0, "paused": PAUSED_EXIT}.get(state, 1), seconds=seconds)
+    ended = Ended(run, state, {"completed": EXIT_COMPLETED, "paused": EXIT_PAUSED}.get(state, 1), seconds=seconds)
     if view.status.detail:
         ended.warnings.append(f"       {view.status.detail}")
     for trial, status in view.status.trials:

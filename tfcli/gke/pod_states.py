@@ -22,10 +22,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfcli.spec.outcomes import EXIT_COST_LIMIT, EXIT_PAUSED
+
 ROLE_LABEL = "app.kubernetes.io/component"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
-PAUSED_EXIT = 143
-COST_LIMIT_EXIT = 3
 IMAGE_ERRORS = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull")
 # The scheduler's taint plugin: before Kubernetes 1.34 ``node(s) had untolerated taint {nvidia.com/gpu: present}``,
 # from 1.34 on (kubernetes PR 134740, cherry-picked into 1.34's patch releases) ``node(s) had untolerated taint(s)``:
@@ -180,9 +180,9 @@ def pod_state(pod: dict[str, Any], events: list[dict[str, Any]]) -> PodState:
         if status.get("reason") in ("Terminated", "Shutdown", "NodeShutdown"):
             return state("preempted", str(status.get("message") or status.get("reason")))
         code = terminated.get("exitCode")
-        if code == PAUSED_EXIT:
+        if code == EXIT_PAUSED:
             return state("preempted", "stopped by SIGTERM after a checkpoint (a pause, a drain or a spot reclaim)")
-        if code == COST_LIMIT_EXIT:
+        if code == EXIT_COST_LIMIT:
             return state("paused", last_error_line(str(terminated.get("message", ""))) or "max_cost reached")
         line = last_error_line(str(terminated.get("message", "")))
         return state("failed", line or f"exit code {code}, {terminated.get('reason', 'no message')}")

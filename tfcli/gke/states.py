@@ -12,11 +12,12 @@ from typing import Any
 from tfcli.experiments.record import RunRecord
 from tfcli.gke.stacks import StackState
 from tfcli.gke.waiting import FINAL
+from tfcli.spec.outcomes import paused_at_cost_limit
 
 
 def paused_at_max_cost(result: dict[str, Any]) -> bool:
     """The trainer paused itself at ``max_cost``: its Job has ended, whatever ``suspend`` says."""
-    return result.get("status") == "paused" and str(result.get("reason", "")).startswith("max_cost")
+    return paused_at_cost_limit(result.get("status"), result.get("reason"))
 
 
 def deployed_state(result: dict[str, Any], *, suspended: bool, started: bool = True) -> str:

@@ -13,7 +13,8 @@ import time
 from tfcli.experiments.progress import ProgressReader
 from tfcli.local.sweeps import pause_sweep, queue_alive, sweep_status
 from tfcli.runs.backend import Watcher
-from tfcli.runs.results import PAUSED_EXIT, Ended, Started, exit_code
+from tfcli.runs.results import Ended, Started, exit_code
+from tfcli.spec.outcomes import EXIT_PAUSED
 
 POLL_SECONDS = 0.5
 
@@ -64,7 +65,7 @@ def follow_sweep(started: Started, watcher: Watcher) -> Ended:
         watcher.say(f"Pausing {sweep.name} (its running trials checkpoint)…")
         pause_sweep(run.store, sweep)
         watcher.say(f"Paused; `tfcli experiment resume -s {sweep.name}` continues it.")
-        return Ended(run, "paused", PAUSED_EXIT, interrupted=True, report=False)
+        return Ended(run, "paused", EXIT_PAUSED, interrupted=True, report=False)
     code = process.wait() if process is not None else 0
     state = sweep_status(run.store, sweep).state
     return Ended(run, state, 0 if code == 0 else 1, code, seconds=time.monotonic() - began)

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING
 
 from tfcli.errors import TfcliError
 from tfcli.local.processes import handle_stop_signals
+from tfcli.spec.outcomes import EXIT_PAUSED
 
 if TYPE_CHECKING:
     from tfcli.experiments.store import ExperimentDir
 
 POLL_SECONDS = 0.5
-PAUSED_EXIT = 143
 
 
 def _log(message: str) -> None:
@@ -117,7 +117,7 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
                 continue  # it ended by itself meanwhile
             _log(f"{name}: paused")
         _log("paused")
-        return PAUSED_EXIT
+        return EXIT_PAUSED
     _log("every trial completed" if not failed else f"done; {failed} trial(s) did not complete")
     return 0 if not failed else 1
 

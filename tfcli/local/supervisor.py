@@ -21,6 +21,7 @@ from types import FrameType
 
 from tfcli.local.log_cap import keep_capped
 from tfcli.local.processes import dies_with_this_process, end_my_group, handle_stop_signals
+from tfcli.spec.outcomes import EXIT_PAUSED
 
 WORKER_STOP_SECONDS = 10.0
 
@@ -119,7 +120,7 @@ def supervise(root: Path) -> int:
             # The learner starts at once: it connects to each worker as soon as that one listens (retrying until
             # then), and imports TensorFlow meanwhile, so the workers' start-up overlaps its own.
         if stopping:
-            return 143
+            return EXIT_PAUSED
         learner = subprocess.Popen(
             learner_command(experiment.spec_file, experiment.results, ports),
             env=env,

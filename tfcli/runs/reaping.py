@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from trainer.hooks.cost_limit import REASON_PREFIX as MAX_COST_REASON  # the trainer's reason at max_cost
+from tfcli.spec.outcomes import paused_at_cost_limit
 
 
 def reap_reason(
@@ -25,7 +25,7 @@ def reap_reason(
     """
     if state == "completed":
         return "completed"
-    if state == "paused" and detail.startswith(MAX_COST_REASON):
+    if paused_at_cost_limit(state, detail):
         return f"paused at max_cost ({detail})"
     if ttl_seconds is not None and started_at:
         up = (now - datetime.fromisoformat(started_at)).total_seconds()

@@ -12,13 +12,13 @@ from tfcli.experiments.record import BackendName
 from tfcli.experiments.status import Status
 from tfcli.runs.run import Run
 from tfcli.spec.documents import display_path
+from tfcli.spec.outcomes import EXIT_PAUSED
 from tfcli.sweeps.status import SweepStatus
 
 if TYPE_CHECKING:
     import subprocess
 
 RunStatus = Status | SweepStatus
-PAUSED_EXIT = 143  # the trainer's and the queue's exit code when paused (docs/design.md §7)
 
 
 @dataclass(frozen=True)
@@ -159,6 +159,6 @@ def exit_code(status: str | None, process_code: int, *, interrupted: bool = Fals
     paused by Ctrl-C, 2 an invalid spec, 1 any other failure (docs/design.md §7.1)."""
     if process_code == 0 and status == "completed":
         return 0
-    if process_code == PAUSED_EXIT or status == "paused":
+    if process_code == EXIT_PAUSED or status == "paused":
         return 130 if interrupted else 0
     return 2 if process_code == 2 else 1

@@ -5,7 +5,7 @@ learner's node, its CPU nodes, their GPUs and disks and, on a cluster of its own
 :mod:`infra.run_price`). The accrued cost is that price times the run's training wall time, which counts the segments
 before a resume (the checkpoint's ``wall_seconds``), so a run paused and resumed keeps counting where it stopped. When
 it reaches the limit the hook asks the loop to stop: the run checkpoints, writes ``status: paused`` with the reason in
-``result.json`` and exits :data:`trainer.results.COST_LIMIT_EXIT_CODE`, which ends its Job for good (a plain pause, 143,
+``result.json`` and exits :data:`tfcli.spec.outcomes.EXIT_COST_LIMIT`, which ends its Job for good (a plain pause, 143,
 would be started again by the Job and pause again at once, keeping a GPU node up). A sweep's trial exits 0 instead
 (:data:`trainer.results.TRIAL_COST_LIMIT_EXIT_CODE`): its index of the Indexed Job ends without counting as failed, so
 trials at their limit never fail the sweep's Job as a shared fault would. Raising ``max_cost`` and starting the
@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import math
 
+from tfcli.spec.outcomes import COST_LIMIT_REASON
 from trainer.hooks import Hook
 from trainer.signals import StopRequest
 from trainer.state import RunState
@@ -27,7 +28,6 @@ from trainer.state import RunState
 log = logging.getLogger(__name__)
 
 HOURLY_PRICE_VARIABLE = "TFCLI_HOURLY_PRICE"
-REASON_PREFIX = "max_cost reached"
 
 
 def parse_hourly_price(text: str | None) -> float | None:
@@ -45,7 +45,7 @@ def parse_hourly_price(text: str | None) -> float | None:
 
 
 def cost_limit_reason(accrued: float, max_cost: float) -> str:
-    return f"{REASON_PREFIX} (${accrued:,.2f} of ${max_cost:,.2f})"
+    return f"{COST_LIMIT_REASON} (${accrued:,.2f} of ${max_cost:,.2f})"
 
 
 class CostLimit(Hook):

@@ -14,9 +14,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from tfcli.cli.console import err, out
 from tfcli.experiments.store import ExperimentDir
-from tfcli.runs.results import PAUSED_EXIT, Ended, Started
+from tfcli.runs.results import Ended, Started
 from tfcli.runs.run import Run
 from tfcli.spec.documents import display_path
+from tfcli.spec.outcomes import EXIT_PAUSED
 from tfcli.sweeps.status import SweepStatus
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ def report_end(experiment: ExperimentDir, code: int) -> None:
         out().print(f"  learning curve: {results}/learning_curve.png")
         out().print(f"  TensorBoard:    tensorboard --logdir {results}/summaries")
         return
-    if code == PAUSED_EXIT or status == "paused":
+    if code == EXIT_PAUSED or status == "paused":
         out().print(
             f"[yellow]⏸[/] {experiment.name} paused at {result.get('timesteps', 0):,} timesteps (checkpoint saved); "
             f"resume with `tfcli experiment resume -e {experiment.name}`"
