@@ -25,12 +25,14 @@ from tfcli.local.experiments import is_running
 from tfcli.local.sweeps import queue_alive
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Backend, Watcher
-from tfcli.runs.comparison import Comparison, experiment_row, of_experiments, of_sweep
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.resuming import FLAGS, ResumeOptions, plan_resume, write_budget
 from tfcli.runs.run import Run
-from tfcli.sweeps.aggregate import Row, rows
 from tfcli.sweeps.status import SweepStatus
+
+if TYPE_CHECKING:  # numpy's sweep statistics load where a table is drawn, not for every `list`
+    from tfcli.runs.comparison import Comparison
+    from tfcli.sweeps.aggregate import Row
 
 if TYPE_CHECKING:  # the GKE backend (stacks, bucket, sweep readings) loads where a run is on GKE, not for every `list`
     from tfcli.gke.backend import GkeBackend
@@ -176,6 +178,8 @@ class Backends:
         self.named(run.record.backend or "local").logs(run, request, write)
 
     def compare(self, run: Run, *, downloaded: bool = False) -> list[Row]:
+        from tfcli.sweeps.aggregate import rows
+
         """A sweep's combinations compared (``list -s``): IQM over seeds with CIs, the best marked; ``downloaded``:
         from the copies here (what ``plot -s`` draws)."""
         sweep = run.sweep()
@@ -183,6 +187,8 @@ class Backends:
         return rows(run.trials(), numbers, seeds=sweep.definition().seeds, target_return=sweep.target_return())
 
     def compare_runs(self, runs: list[Run]) -> Comparison:
+        from tfcli.runs.comparison import experiment_row, of_experiments, of_sweep
+
         """``experiment compare``: experiments side by side, or one sweep's combinations (the rows of
         :meth:`compare`), by the spec keys that differ, with what each reached (read where each run is)."""
         if len(runs) == 1 and runs[0].kind == "sweep":
