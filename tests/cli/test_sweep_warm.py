@@ -68,3 +68,30 @@ def test_pausing_a_sweep_pauses_its_forked_trainer_which_resumes_warm(lab: Path)
     assert states("tiny") == ["completed"] * 4
     warm = (lab / "experiments" / "tiny" / "logs" / "warm.log").read_text()
     assert warm.count("tiny-0: trainer forked") == 2, warm  # once before the pause, once to resume
+
+
+def test_the_zygote_forks_only_before_tensorflow_ran_an_op() -> None:
+    """Importing TensorFlow and TensorForce leaves the runtime unstarted, so forking is safe; once an op ran
+    (threads, an initialized eager context: tensorflow/tensorflow#2448), the zygote refuses to fork."""
+    code = (
+        "from tfcli.local.zygote import fork_safe, warm_up\n"
+        "warm_up()\n"
+        "print('before:', fork_safe())\n"
+        "import tensorflow as tf\n"
+        "tf.constant(1.0) + 1.0\n"
+        "print('after:', fork_safe())\n"
+    )
+    output = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert "before: None" in output
+    assert "after: TensorFlow's runtime is initialized (an op ran)" in output
+
+
+def test_a_trial_starts_fresh_where_the_zygote_cannot_serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfcli.local.warm import WARM_VARIABLE, start_warm
+    from tfcli.local.zygote import UNAVAILABLE
+
+    monkeypatch.delenv(WARM_VARIABLE, raising=False)
+    assert start_warm(["run"], {}, "t") is None  # not a sweep's trial: a fresh trainer
+    monkeypatch.setenv(WARM_VARIABLE, str(tmp_path))
+    (tmp_path / UNAVAILABLE).write_text("TensorFlow's runtime is initialized (an op ran)\n")
+    assert start_warm(["run"], {}, "t") is None
