@@ -26,14 +26,16 @@ from tfcli.local.experiments import is_running
 from tfcli.local.sweeps import queue_alive
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Backend, Watcher
-from tfcli.runs.comparison import Comparison, experiment_row, of_experiments, of_sweep
 from tfcli.runs.reaping import Reaped, reap_reason
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.resuming import FLAGS, ResumeOptions, plan_resume, write_budget
 from tfcli.runs.run import Run
 from tfcli.stackfiles.files import stack_path
-from tfcli.sweeps.aggregate import Row, rows
 from tfcli.sweeps.status import SweepStatus
+
+if TYPE_CHECKING:  # numpy's sweep statistics load where a table is drawn, not for every `list`
+    from tfcli.runs.comparison import Comparison
+    from tfcli.sweeps.aggregate import Row
 
 if TYPE_CHECKING:  # the GKE backend (stacks, bucket, sweep readings) loads where a run is on GKE, not for every `list`
     from tfcli.gke.backend import GkeBackend
@@ -215,11 +217,15 @@ class Backends:
     def compare(self, run: Run, *, downloaded: bool = False) -> list[Row]:
         """A sweep's combinations compared (``list -s``): IQM over seeds with CIs, the best marked; ``downloaded``:
         from the copies here (what ``plot -s`` draws)."""
+        from tfcli.sweeps.aggregate import rows  # numpy: loaded where a table is drawn
+
         sweep = run.sweep()
         numbers = self.of(run).trial_numbers(run, downloaded=downloaded)
         return rows(run.trials(), numbers, seeds=sweep.definition().seeds, target_return=sweep.target_return())
 
     def compare_runs(self, runs: list[Run]) -> Comparison:
+        from tfcli.runs.comparison import experiment_row, of_experiments, of_sweep
+
         """``experiment compare``: experiments side by side, or one sweep's combinations (the rows of
         :meth:`compare`), by the spec keys that differ, with what each reached (read where each run is)."""
         if len(runs) == 1 and runs[0].kind == "sweep":

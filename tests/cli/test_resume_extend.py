@@ -15,6 +15,8 @@ import pytest
 import yaml
 from cli_kit import invoke, states, sweep_status, wait_for
 
+from trainer.output_lock import holder
+
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
 TWO_TRIALS = """\
@@ -126,7 +128,10 @@ def test_resume_finishes_a_sweep_whose_queue_and_trials_were_killed(lab: Path) -
     trial_pid = json.loads((lab / "experiments" / "duo-0" / "run.json").read_text())["pid"]
     queue_pid = json.loads((lab / "experiments" / "duo" / "run.json").read_text())["pid"]
     os.kill(queue_pid, signal.SIGKILL)
+    trainer = holder(results(lab, "duo-0"))  # forked by the queue's warm trainer: a session of its own
     os.killpg(trial_pid, signal.SIGKILL)  # the machine went down: the trial's supervisor and trainer too
+    if trainer:
+        os.kill(trainer, signal.SIGKILL)
     assert not (results(lab, "duo-0") / "result.json").exists()  # it was killed while training, not after
     wait_for(lambda: states("duo")[0] == "interrupted", what="trial 0 to read as interrupted")
     assert sweep_status("duo")["state"] == "interrupted"

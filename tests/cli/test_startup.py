@@ -69,3 +69,19 @@ def test_list_of_a_local_project_imports_no_gke_backend(tmp_path: Path) -> None:
     assert "tfcli.experiments.store" in loaded  # it did read the project
     gke = {"tfcli.gke.backend", "tfcli.gke.stacks", "tfcli.gke.sweep_readings", "tfcli.gke.bucket_reads"}
     assert gke & set(loaded) == set()  # (tfcli.gke.events: the CLI's Pulumi progress observer, a few classes)
+
+
+def test_list_of_finished_runs_imports_no_numpy(tmp_path: Path) -> None:
+    """``experiment list`` of a project with a finished run and a sweep reads statuses only: the sweeps' statistics,
+    the comparison tables and the rung judgement (numpy, ~0.2 s) load where a table or a rung needs them
+    (issue 30)."""
+    _modules_after(["init", str(tmp_path)])
+    _modules_after(["experiment", "new", "-f", "cartpole-ppo", "-n", "done"], cwd=tmp_path)
+    results = tmp_path / "experiments" / "done" / "results"
+    results.mkdir(parents=True)
+    (results / "result.json").write_text('{"status": "completed", "timesteps": 100000, "episodes": 400}')
+    (tmp_path / "experiments" / "done" / "run.json").write_text('{"backend": "local", "started_at": "2026-01-01"}')
+    loaded = _modules_after(["experiment", "list"], cwd=tmp_path)
+    assert "trainer.budget" in loaded  # it did read the run's result (tfcli.experiments.status.reported_state)
+    assert [m for m in loaded if m.split(".")[0] == "numpy"] == []
+    assert {"tfcli.runs.comparison", "tfcli.sweeps.aggregate", "trainer.rung_wait"} & set(loaded) == set()

@@ -89,13 +89,16 @@ def reported_state(spec: dict[str, Any], result: dict[str, Any]) -> str:
     (``resume --total-timesteps N``): it has the rest to train, from its final checkpoint. A result without counts
     (hand-made, or older) says nothing about the budget and is taken as it reads."""
     from trainer.budget import Budget
-    from trainer.rung_wait import waiting_rung
 
     state = str(result.get("status", "unknown"))
     budget = Budget(episodes=spec.get("episodes"), timesteps=spec.get("total_timesteps"))
     counted = "timesteps" in result or "episodes" in result
     if state == "completed" and counted and not budget.reached_by(result):
         return "paused"
-    if state == "paused" and waiting_rung(result) is not None:
+    if state != "paused":
+        return state
+    from trainer.rung_wait import waiting_rung  # only for a paused run: it loads the rung judgement (numpy)
+
+    if waiting_rung(result) is not None:
         return "waiting"  # at an undecided rung of an early-stopped sweep (trainer/rung_wait.py)
     return state

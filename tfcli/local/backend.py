@@ -12,6 +12,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import BackendName
@@ -21,8 +22,10 @@ from tfcli.runs.backend import Watcher
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.resuming import ResumePlan, check_experiment_resumable, released_members
 from tfcli.runs.run import Run
-from tfcli.sweeps.aggregate import Run as TrialNumbers
 from trainer.ended import release
+
+if TYPE_CHECKING:  # numpy: loaded where a sweep's numbers are computed, not for every `list`
+    from tfcli.sweeps.aggregate import Run as TrialNumbers
 
 RESUMABLE = ("paused", "stopped", "interrupted", "failed")
 

@@ -11,6 +11,9 @@ of its own, so it keeps training if the queue dies).
   the second seeds, ...), and a trial may end ``waiting`` at an undecided rung, its slot going to the next trial; it
   is started again, before new trials, once its rung is decided or nobody is left to decide it
   (:mod:`tfcli.local.waiting`, :mod:`trainer.rung_wait`).
+- The trials' trainers are forked by one warm trainer (:mod:`tfcli.local.zygote`, started here and ended with
+  this process) that imported TensorFlow and TensorForce once: a trial skips those imports, and stays a process
+  of its own (:mod:`tfcli.local.warm`).
 - SIGTERM/SIGINT (``experiment pause -s``): no new trial starts; the running ones are paused (checkpoint) and the
   queue exits 143. Exit codes: 0 every trial completed or was pruned, 1 some failed, 143 paused.
 """
@@ -21,6 +24,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -28,10 +32,12 @@ from typing import TYPE_CHECKING
 
 from tfcli.errors import TfcliError
 from tfcli.local.processes import handle_stop_signals
+from tfcli.local.warm import warm_trainer
 from tfcli.spec.outcomes import EXIT_PAUSED
 
 if TYPE_CHECKING:
     from tfcli.experiments.store import ExperimentDir
+    from tfcli.spec.sweep import SweepFile
 
 POLL_SECONDS = 0.5
 
@@ -67,59 +73,68 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
     _log(f"{done} of {len(trials)} trials already completed; {parallel} at a time")
     if held:
         _log(f"left as they ended: {', '.join(sorted(held))}")
-    running: dict[str, tuple[ExperimentDir, subprocess.Popen[bytes] | None]] = {}
-    waiting: list[ExperimentDir] = []  # ended at an undecided rung, to start again once it is decided
-    failed = 0
-    while (pending or running or waiting) and not stopping:
-        ready = [trial for trial in waiting if rungs.ready(trial)] if len(running) < parallel else []
-        if waiting and not (ready or running or pending):
-            _log(f"nothing left to decide the rungs of {', '.join(t.name for t in waiting)}; they stay waiting")
-            failed += len(waiting)
-            break
-        starting = ready + pending  # a promoted (or pruned) trial first, then a new one
-        while starting and len(running) < parallel and not stopping:
-            trial = starting.pop(0)
-            (waiting if trial in waiting else pending).remove(trial)
-            if experiments.is_running(trial):
-                running[trial.name] = (trial, None)
-                _log(f"{trial.name}: already running (pid {trial.run_record().pid}), adopted")
-                continue
-            try:
-                with trial.locked():
-                    process = experiments.launch(trial)
-            except TfcliError as error:
-                _log(f"{trial.name}: not started: {error.message}")
-                failed += 1
-                continue
-            running[trial.name] = (trial, process)
-            _log(f"{trial.name}: started (pid {process.pid})")
-        time.sleep(POLL_SECONDS)
-        for name, (trial, child) in list(running.items()):
-            if child is not None:
-                child.poll()  # reap it, so that its pid reads as gone
-            if experiments.is_running(trial):
-                continue
-            del running[name]
-            state, reason = _ended(trial)
-            if state == "waiting":
-                waiting.append(trial)
-            else:
-                failed += state not in ENDED_FOR_GOOD
-            _log(f"{name}: {state}" + (f" ({reason})" if reason else ""))
-    if stopping:
-        for name, (trial, _process) in running.items():
-            supervisor = experiments.supervisor(trial)
-            if not supervisor.alive():
-                continue
-            try:
-                supervisor.end(experiments.PAUSE_TIMEOUT)
-            except TfcliError:
-                continue  # it ended by itself meanwhile
-            _log(f"{name}: paused")
-        _log("paused")
-        return EXIT_PAUSED
-    _log("every trial completed" if not failed else f"done; {failed} trial(s) did not complete")
-    return 0 if not failed else 1
+    warm = warm_trainer(sweep.logs / "warm.log") if pending and _warm_worth_it(definition) else nullcontext()
+    with warm:  # trials forked warm: the imports paid once per sweep, not once per trial (tfcli.local.zygote)
+        running: dict[str, tuple[ExperimentDir, subprocess.Popen[bytes] | None]] = {}
+        waiting: list[ExperimentDir] = []  # ended at an undecided rung, to start again once it is decided
+        failed = 0
+        while (pending or running or waiting) and not stopping:
+            ready = [trial for trial in waiting if rungs.ready(trial)] if len(running) < parallel else []
+            if waiting and not (ready or running or pending):
+                _log(f"nothing left to decide the rungs of {', '.join(t.name for t in waiting)}; they stay waiting")
+                failed += len(waiting)
+                break
+            starting = ready + pending  # a promoted (or pruned) trial first, then a new one
+            while starting and len(running) < parallel and not stopping:
+                trial = starting.pop(0)
+                (waiting if trial in waiting else pending).remove(trial)
+                if experiments.is_running(trial):
+                    running[trial.name] = (trial, None)
+                    _log(f"{trial.name}: already running (pid {trial.run_record().pid}), adopted")
+                    continue
+                try:
+                    with trial.locked():
+                        process = experiments.launch(trial)
+                except TfcliError as error:
+                    _log(f"{trial.name}: not started: {error.message}")
+                    failed += 1
+                    continue
+                running[trial.name] = (trial, process)
+                _log(f"{trial.name}: started (pid {process.pid})")
+            time.sleep(POLL_SECONDS)
+            for name, (trial, child) in list(running.items()):
+                if child is not None:
+                    child.poll()  # reap it, so that its pid reads as gone
+                if experiments.is_running(trial):
+                    continue
+                del running[name]
+                state, reason = _ended(trial)
+                if state == "waiting":
+                    waiting.append(trial)
+                else:
+                    failed += state not in ENDED_FOR_GOOD
+                _log(f"{name}: {state}" + (f" ({reason})" if reason else ""))
+        if stopping:
+            for name, (trial, _process) in running.items():
+                supervisor = experiments.supervisor(trial)
+                if not supervisor.alive():
+                    continue
+                try:
+                    supervisor.end(experiments.PAUSE_TIMEOUT)
+                except TfcliError:
+                    continue  # it ended by itself meanwhile
+                _log(f"{name}: paused")
+            _log("paused")
+            return EXIT_PAUSED
+        _log("every trial completed" if not failed else f"done; {failed} trial(s) did not complete")
+        return 0 if not failed else 1
+
+
+def _warm_worth_it(definition: SweepFile) -> bool:
+    """Whether any trial may run forked warm: a distributed trial starts its learner fresh (its env-workers are
+    fresh processes anyway), so a sweep of only distributed trials starts no zygote."""
+    base = definition.base if isinstance(definition.base, dict) else {}
+    return base.get("run_mode") != "distributed" or "run_mode" in definition.axes
 
 
 def _ended(trial: ExperimentDir) -> tuple[str, str]:

@@ -3,7 +3,9 @@
 ``python -m tfcli.local.supervisor EXPERIMENT_DIR`` is what ``tfcli experiment start`` launches, in a session of
 its own, whether the CLI waits for it or not. Keeping the trainer and its env-workers under one parent means
 ``pause`` and ``stop`` signal one process, the workers never outlive the learner, and a detached run needs no
-CLI process alive. The exit code is the trainer's (0 completed, 143 paused, 1 failed, 2 invalid spec).
+CLI process alive. A sweep's trial asks the sweep's warm trainer to fork its trainer (:mod:`tfcli.local.warm`),
+which it then handles as the process it would have started. The exit code is the trainer's (0 completed,
+143 paused, 1 failed, 2 invalid spec).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from types import FrameType
 
 from tfcli.local.log_cap import keep_capped
 from tfcli.local.processes import dies_with_this_process, end_my_group, handle_stop_signals
+from tfcli.local.warm import WarmTrainer, start_warm
 from tfcli.spec.outcomes import EXIT_PAUSED
 
 WORKER_STOP_SECONDS = 10.0
@@ -83,7 +86,7 @@ def supervise(root: Path) -> int:
     """Run the experiment in ``root`` (an ``experiments/<name>/`` folder) to the trainer's exit."""
     workers: list[subprocess.Popen[bytes]] = []
     ports: list[int] = []
-    learner: subprocess.Popen[bytes] | None = None
+    learner: subprocess.Popen[bytes] | WarmTrainer | None = None
     ended, capping = threading.Event(), None
     stopping = False
 
@@ -121,8 +124,11 @@ def supervise(root: Path) -> int:
             # then), and imports TensorFlow meanwhile, so the workers' start-up overlaps its own.
         if stopping:
             return EXIT_PAUSED
-        learner = subprocess.Popen(
-            learner_command(experiment.spec_file, experiment.results, ports),
+        command = learner_command(experiment.spec_file, experiment.results, ports)
+        # A sweep's trial (not distributed: its env-workers start fresh anyway) is forked by the sweep's warm
+        # trainer when there is one, skipping the imports; otherwise, or when it cannot, a fresh process.
+        learner = (None if ports else start_warm(command[3:], env, experiment.name)) or subprocess.Popen(
+            command,
             env=env,
             preexec_fn=dies_with_this_process(),  # a supervisor killed outright ends its trainer (it checkpoints)
         )

@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.progress import read_all
@@ -20,9 +20,11 @@ from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.local import experiments as local_experiments
 from tfcli.local.processes import RecordedProcess
 from tfcli.spec.sweep import SweepFile, Trial
-from tfcli.sweeps.aggregate import Run, run_of
 from tfcli.sweeps.status import SweepStatus
 from tfcli.sweeps.store import SweepDir, trial_dirs
+
+if TYPE_CHECKING:  # numpy: loaded where a sweep's numbers are computed, not for every `list`
+    from tfcli.sweeps.aggregate import Run
 
 QUEUE_MODULE = "tfcli.local.queue"
 STOP_TIMEOUT = 180.0
@@ -156,6 +158,8 @@ def stop_sweep(store: ExperimentStore, sweep: SweepDir) -> SweepStatus:
 
 def trial_numbers(store: ExperimentStore, trial: Trial) -> Run:
     """A trial's numbers from its results folder on this machine."""
+    from tfcli.sweeps.aggregate import run_of
+
     experiment = store.dir(trial.name)
     if not experiment.exists():
         return run_of(trial, [], "new", {})
