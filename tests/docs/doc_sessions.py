@@ -167,8 +167,12 @@ def refreshed(printed: list[str], actual: list[str]) -> list[str]:
         elided = ELLIPSIS in printed[a0:a1]
         if op == "equal":
             kept += printed[a0:a1]
-        elif elided:
-            kept.append(ELLIPSIS)
+        elif elided:  # the lines on either side of the ``...`` taken from ``actual``, the middle still left out
+            cut = printed[a0:a1].index(ELLIPSIS)
+            chunk = actual[b0:b1]
+            head = min(cut, len(chunk))
+            tail = min(a1 - a0 - cut - 1, len(chunk) - head)
+            kept += [*chunk[:head], ELLIPSIS, *chunk[len(chunk) - tail :]]
         elif op != "delete":
             kept += actual[b0:b1]
     return kept
