@@ -25,7 +25,7 @@ def test_new_start_wait_list_plot(lab: Path) -> None:
     code, stdout, stderr = invoke("experiment", "start", "-e", "cp", "--wait")
     assert code == 0, stdout + stderr
     assert "cp completed: 600 timesteps" in stdout
-    assert "learning_curve.png" in stdout and "tensorboard --logdir" in stdout
+    assert "learning_curve.png" in stdout and "tfcli tensorboard experiments/" in stdout
 
     code, stdout, _ = invoke("experiment", "list", "--json")
     (entry,) = json.loads(stdout)

@@ -216,3 +216,19 @@ def test_a_finished_experiment_resumes_when_the_plan_raises_its_budget_and_holds
         check_experiment_resumable(run, state, RESUMABLE, dataclasses.replace(raising, held=(0,)))
     with pytest.raises(TfcliError):
         check_experiment_resumable(run, "failed", RESUMABLE, raising)
+
+
+@pytest.mark.parametrize("make", [experiment, sweep])
+def test_a_stopped_run_resumes_only_when_asked_for(tmp_path: Path, make: object) -> None:
+    run = make(tmp_path)  # type: ignore[operator]
+    members = [(0, status("e", "stopped", 600))]
+    with pytest.raises(InvalidInput) as raised:
+        plan_resume(run, members, NONE, "stopped")
+    assert str(raised.value) == f"{run.kind} '{run.name}' was stopped, which ends it for good; resume does not " + (
+        "continue it unasked"
+    )
+    assert (
+        raised.value.hint == f"`tfcli experiment resume {run.flag} --after-stop` continues it from its last checkpoint"
+    )
+    assert plan_resume(run, members, ResumeOptions(after_stop=True), "stopped").held == ()
+    assert plan_resume(run, [(0, status("e", "paused", 600))], NONE, "paused").held == ()

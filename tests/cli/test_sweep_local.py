@@ -77,13 +77,18 @@ def test_bad_trials_are_refused_before_anything_is_written(lab: Path) -> None:
     assert code == 2 and "exactly one of -e NAME" in stderr
 
 
-def test_sweep_names_do_not_clash_and_a_changed_sweep_needs_restart(lab: Path) -> None:
+def test_sweep_names_do_not_clash_and_a_changed_sweep_needs_restart(lab: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sweep = ("experiment", "sweep", "-f", "cartpole-ppo", "-n", "ok", "--no-build")
     code, _, stderr = invoke(*sweep, "--set", "agent.batch_size=8")
     assert code == 0, stderr
     assert invoke(*sweep, "--set", "agent.batch_size=8")[0] == 0  # the same sweep again: reused
-    code, _, stderr = invoke(*sweep, "--set", "agent.batch_size=16")
-    assert code == 1 and "already exists with a different definition" in stderr
+    written = sorted(path.relative_to(lab) for path in lab.rglob("*"))
+    built: list[object] = []
+    monkeypatch.setattr("tfcli.experiments.preflight.build_experiments", lambda pairs: built.extend(pairs) or [])
+    code, _, stderr = invoke(*sweep[:-1], "--set", "agent.batch_size=16")  # with the build: the clash comes first
+    assert code == 2 and "-n/name: sweep 'ok' already exists with a different definition" in stderr, stderr
+    assert "hint: pick another name with -n, or start over with --restart" in stderr
+    assert built == [] and sorted(path.relative_to(lab) for path in lab.rglob("*")) == written
     code, _, stderr = invoke("experiment", "new", "-f", "cartpole-ppo", "-n", "ok")
     assert code == 2 and "is a sweep's name" in stderr
     code, _, stderr = invoke("experiment", "status", "-s", "nope")

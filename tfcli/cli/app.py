@@ -15,6 +15,7 @@ from tfcli import __version__
 from tfcli.cli import cluster, experiment, image, pulumi
 from tfcli.cli.errors import TfcliGroup
 from tfcli.cli.init import init
+from tfcli.cli.tensorboard import tensorboard
 from tfcli.cli.validate import validate
 
 app = typer.Typer(
@@ -49,6 +50,7 @@ def root(
 
 app.command("init")(init)
 app.command("validate")(validate)
+app.command("tensorboard")(tensorboard)
 app.add_typer(experiment.app, name="experiment")
 app.add_typer(cluster.app, name="cluster")
 app.add_typer(image.app, name="image")

@@ -1,6 +1,7 @@
 """``resume``: which members of a run train again, and a raised budget written into the run's resolved specs — one
 plan for both backends (``tfcli.backends`` makes it from the run's status; each backend carries it out).
 
+- A run that ``stop`` ended is refused (exit 2) unless ``--after-stop`` asks for it: stop means for good.
 - A plain resume continues what did not end: paused, interrupted, stopped and new members. Failed trials of a sweep
   are left failed (``--retry-failed`` runs them again, from their newest checkpoint), pruned ones pruned.
 - ``--total-timesteps N`` / ``--episodes N`` raise the budget of the run (a sweep has one budget: every trial's spec
@@ -36,6 +37,7 @@ class ResumeOptions:
     include_pruned: bool = False
     total_timesteps: int | None = None
     episodes: int | None = None
+    after_stop: bool = False  # `stop` ends a run for good: only `resume --after-stop` continues it
 
     @property
     def budget(self) -> dict[str, int]:
@@ -121,6 +123,11 @@ def plan_resume(
     """The plan for resuming ``run`` whose members (trial index, status) are as given; checks the flags against them
     (``InvalidInput``) before anything is written."""
     options.check()
+    if run_state == "stopped" and not options.after_stop:
+        raise InvalidInput(
+            f"{run.kind} '{run.name}' was stopped, which ends it for good; resume does not continue it unasked",
+            hint=f"`tfcli experiment resume {run.flag} --after-stop` continues it from its last checkpoint",
+        )
     sweep = run.kind == "sweep"
     held: list[int] = []
     extended: list[str] = []

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import InvalidInput, TfcliError
+from tfcli.errors import InvalidInput
 from tfcli.experiments.store import ExperimentStore
 from tfcli.spec import ConfigLibrary, Experiment, to_data
 from tfcli.spec.documents import display_path, read_document
@@ -149,6 +149,21 @@ def build_trials(planned: Planned) -> list[str]:
     return lines
 
 
+def refuse_taken_name(store: ExperimentStore, planned: Planned, *, replace: bool = False) -> None:
+    """Invalid input (exit 2) when the sweep's name or its trials' names are taken: by an experiment, another
+    sweep, a stack, or this sweep with a different definition (unless ``replace``). Cheap and file-only, so the CLI
+    asks it before building any combination: a name clash costs no TensorFlow start."""
+    refuse_clash(store, planned.sweep)
+    sweep_stack(store.project, planned.sweep)  # refuses a name an experiment's or cluster's stack has
+    sweep = sweep_dir(store, planned.sweep.name)
+    if sweep.exists() and not replace and sweep.sweep_file.read_text() != sweep_yaml(planned.sweep):
+        raise InvalidInput(
+            f"-n/name: sweep '{sweep.name}' already exists with a different definition "
+            f"({display_path(sweep.sweep_file)})",
+            hint="pick another name with -n, or start over with --restart (deletes its trials' results)",
+        )
+
+
 def create_sweep(
     store: ExperimentStore,
     planned: Planned,
@@ -164,14 +179,9 @@ def create_sweep(
     on GKE: ``Backends.refuse_replacing``), so a refused ``--restart`` has changed nothing.
     """
     sweep = sweep_dir(store, planned.sweep.name)
-    refuse_clash(store, planned.sweep)
-    stack = sweep_stack(store.project, planned.sweep)  # refuses a name an experiment's or cluster's stack has
+    refuse_taken_name(store, planned, replace=replace)
+    stack = sweep_stack(store.project, planned.sweep)
     text = sweep_yaml(planned.sweep)
-    if sweep.exists() and not replace and sweep.sweep_file.read_text() != text:
-        raise TfcliError(
-            f"sweep '{sweep.name}' already exists with a different definition ({display_path(sweep.sweep_file)})",
-            hint="pick another name with -n, or start over with --restart (deletes its trials' results)",
-        )
     folders = [sweep.root, *(store.dir(spec.name).root for spec in planned.specs)]
     made = [folder for folder in folders if not folder.exists()]
     try:

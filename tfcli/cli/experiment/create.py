@@ -126,7 +126,7 @@ def sweep(
     from tfcli.runs.results import StartOptions
     from tfcli.spec import ConfigLibrary
     from tfcli.spec.documents import display_path
-    from tfcli.sweeps.create import SweepOptions, build_trials, create_sweep, plan_sweep
+    from tfcli.sweeps.create import SweepOptions, build_trials, create_sweep, plan_sweep, refuse_taken_name
 
     ctx = CliContext()
     options = SweepOptions(
@@ -134,6 +134,7 @@ def sweep(
     )
     on_gke = ctx.project.settings.default_backend == "gke" and not (start and local)  # where `start -s` runs it
     planned = plan_sweep(file, options, ConfigLibrary.for_project(ctx.project.root), for_gke=on_gke)
+    refuse_taken_name(ctx.store, planned, replace=restart)  # before any combination is built
     if build:
         for line in build_trials(planned):
             err().print(f"  {escape(line)}")

@@ -78,12 +78,15 @@ def resume(
     include_pruned: Annotated[
         bool, typer.Option("--include-pruned", help="With a raised budget: pruned trials train on too.")
     ] = False,
+    after_stop: Annotated[
+        bool, typer.Option("--after-stop", help="Continue a run that `stop` ended (stop is for good otherwise).")
+    ] = False,
 ) -> None:
     """Continue a paused or interrupted run from its newest checkpoint, where it last ran (-s: a sweep's unfinished
     trials; failed ones with --retry-failed); --total-timesteps/--episodes extend finished runs."""
     from tfcli.runs.resuming import ResumeOptions
 
-    options = ResumeOptions(retry_failed, include_pruned, total_timesteps, episodes)
+    options = ResumeOptions(retry_failed, include_pruned, total_timesteps, episodes, after_stop)
     ctx = CliContext()
     show_started(ctx, ctx.backends.resume(ctx.run(experiment=experiment, sweep=sweep), options), wait)
 

@@ -128,7 +128,7 @@ def report_end(experiment: ExperimentDir, code: int) -> None:
         if result.get("mean_return_last_100") is not None:
             out().print(f"  mean return (last 100 episodes): {result['mean_return_last_100']:.1f}")
         out().print(f"  learning curve: {results}/learning_curve.png")
-        out().print(f"  TensorBoard:    tensorboard --logdir {results}/summaries")
+        out().print(f"  TensorBoard:    tfcli tensorboard {results}/summaries")
         return
     if code == EXIT_PAUSED or status == "paused":
         out().print(

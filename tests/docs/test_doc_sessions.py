@@ -1,0 +1,68 @@
+"""The docs' session collector itself (doc_sessions.py), on small made-up markdown: what it reads as commands and
+markers, what it counts as the same output, and how ``--update-docs`` rewrites a block."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from doc_sessions import Shell, blocks, matches, normal, refreshed, rewrite
+
+DOC = """# t
+
+<!-- docs: not run (a deploy) -->
+```console
+$ pulumi up
+```
+
+<!-- docs: exit 2 -->
+```console
+$ echo bad; exit 2
+bad
+```
+
+```console
+$ mkdir -p sub && cd sub
+$ echo one; echo two
+one
+two
+
+$ pwd
+/home/you/sub
+```
+"""
+
+
+def test_blocks_commands_and_markers_are_read(tmp_path: Path) -> None:
+    (tmp_path / "doc.md").write_text(DOC)
+    found = blocks(tmp_path / "doc.md")
+    assert [(b.run, b.exit_code) for b in found] == [(False, 0), (True, 2), (True, 0)]
+    assert [(c.text, c.printed) for c in found[2].commands] == [
+        ("mkdir -p sub && cd sub", []),
+        ("echo one; echo two", ["one", "two"]),
+        ("pwd", ["/home/you/sub"]),
+    ]
+
+
+def test_a_shell_keeps_its_folder_and_shows_it_as_the_readers(tmp_path: Path) -> None:
+    shell = Shell.fresh(tmp_path)
+    assert shell.run("mkdir -p sub && cd sub") == (0, [])
+    assert shell.run("pwd; exit 3") == (3, ["/home/you/sub"])
+
+
+def test_structure_is_compared_not_timings_dates_ids_or_widths() -> None:
+    assert normal("stepped it in 9.6 s, 2026-11-21, bucket-fb2558c6, a    b") == (
+        "stepped it in <time>, <date>, bucket-<id>, a  b"
+    )
+    assert matches(["added 28 file(s)", "...", "end"], ["added 28 file(s)", "x", "y", "end"])
+    assert not matches(["added 28 file(s)"], ["added 31 file(s)"])
+    assert not matches(["a  b"], ["a b"])  # a column gap is not a space
+    assert not matches(["a"], ["a", "b"])
+
+
+def test_update_keeps_what_matches_and_what_an_ellipsis_hides(tmp_path: Path) -> None:
+    assert refreshed(["head 28", "...", "tail"], ["head 31", "x", "y", "tail"]) == ["head 31", "...", "tail"]
+    (tmp_path / "doc.md").write_text(DOC)
+    block = blocks(tmp_path / "doc.md")[2]
+    rewrite(block, [[], ["one", "three"], ["/home/you/sub"]])
+    assert "$ echo one; echo two\none\nthree\n\n$ pwd\n/home/you/sub\n```\n" in (tmp_path / "doc.md").read_text()
+    assert [c.printed for c in blocks(tmp_path / "doc.md")[2].commands] == [[], ["one", "three"], ["/home/you/sub"]]
