@@ -24,18 +24,15 @@ import contextlib
 import logging
 import os
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
 from tfcli.errors import TfcliError, io_failure
+from trainer.compat import quiet_tensorflow_import
 
 log = logging.getLogger("trainer")
 
-# TensorFlow imports googleapiclient when it is installed (its GCE cluster resolver), which the development
-# environment has for the stand-ins' discovery documents; google-api-core then announces the end of its Python 3.11
-# support (2027) as the first line of every trainer log. Nothing to act on yet (as pyproject's filterwarnings).
-warnings.filterwarnings("ignore", message="You are using a Python version", category=FutureWarning)
+quiet_tensorflow_import()  # before anything imports TensorFlow (a trainer log starts with the user's lines)
 
 TOKEN_VARIABLE = "TRAINER_TOKEN"
 CODE_HELP = "a folder of the project's own code to import environments from (first on sys.path; repeatable)"

@@ -64,10 +64,23 @@ import logging
 import os
 import sys
 import types
+import warnings
 from typing import Any
 
 log = logging.getLogger(__name__)
 _applied = False
+
+
+def quiet_tensorflow_import() -> None:
+    """What every process does before it imports TensorFlow, so that no notice that is not the user's heads a log.
+
+    TensorFlow's C++ info lines go (``TF_CPP_MIN_LOG_LEVEL`` 2). And TensorFlow imports googleapiclient when it is
+    installed (its GCE cluster resolver), which the development environment has for the stand-ins' discovery
+    documents; google-api-core then announces the end of its Python 3.11 support (2027) — nothing to act on yet (as
+    pyproject's filterwarnings).
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    warnings.filterwarnings("ignore", message="You are using a Python version", category=FutureWarning)
 
 
 def apply() -> None:
@@ -75,7 +88,7 @@ def apply() -> None:
     global _applied
     if _applied:
         return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    quiet_tensorflow_import()
     import tensorflow as tf
 
     # TensorForce's import trips TF's "Please fix your imports" deprecation warnings; they are not the user's.

@@ -10,7 +10,6 @@ line to turn into a message and an exit code.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from trainer import output_lock
 from trainer.acting import acting_for
 from trainer.budget import Budget
 from trainer.checkpoints import CheckpointStore
+from trainer.compat import quiet_tensorflow_import
 from trainer.config import RunConfig
 from trainer.curve import FILENAME as CURVE
 from trainer.curve import plot_learning_curve
@@ -206,7 +206,7 @@ def _import_tensorflow_meanwhile() -> None:
     """
 
     def load() -> None:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        quiet_tensorflow_import()
         try:
             import tensorflow  # noqa: F401
         except Exception as error:  # the main thread's own import reports it properly

@@ -48,7 +48,9 @@ def fork_safe() -> str | None:
 
 def warm_up() -> None:
     """What every trial would import: TensorFlow, TensorForce and the trainer's modules (no op runs)."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from trainer.compat import quiet_tensorflow_import
+
+    quiet_tensorflow_import()
     import tensorflow  # noqa: F401
     import tensorforce  # noqa: F401
 
