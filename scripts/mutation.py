@@ -53,6 +53,7 @@ MODULES: dict[str, list[str]] = {
     "tfcli/gke/states.py": ["tests/gke/test_run_states.py"],
     "trainer/sweep_queue.py": ["tests/trainer/test_sweep_queue.py"],
     "trainer/trial_sections.py": ["tests/trainer/test_trial_sections.py"],
+    "tfcli/spec/suggest.py": ["tests/spec/test_suggest.py"],
 }
 
 # A module whose pure rules share the file with I/O: only these of its functions are mutated (as mutmut names them:

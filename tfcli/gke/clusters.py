@@ -26,6 +26,7 @@ from tfcli.stackfiles.files import (
     cluster_stack,
     experiments_on,
     stack_path,
+    unknown_cluster,
 )
 
 
@@ -179,9 +180,7 @@ def delete_clusters(
     for name in names:
         checked_flag(name, "--cluster")
         if name not in known:
-            raise InvalidInput(
-                f"--cluster: no shared cluster named '{name}' in this project (known: {', '.join(known) or 'none'})"
-            )
+            raise unknown_cluster(project, name)
     in_use = {
         name: users
         for name in names
