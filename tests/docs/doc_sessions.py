@@ -5,9 +5,9 @@ An HTML comment on the line before the block says how to run it (the only marker
 
 - ``<!-- docs: not run (why) -->``: never run (a GKE deploy, ``pulumi up``); keep these few;
 - ``<!-- docs: exit N -->``: every command of the block ends with exit code N (default 0);
-- ``<!-- docs: trains -->``: the block trains, so its numbers (returns, episodes, rates, pids) are not compared:
-  TensorFlow's floating point differs between machines and a run's episodes with it; its words, lines and columns
-  are.
+- ``<!-- docs: trains -->``: the block trains, so its numbers (returns, episodes, rates, pids) and which row a table
+  marks best (``*``) are not compared: TensorFlow's floating point differs between machines and a run's episodes
+  with it; its words, lines and columns are.
 
 The blocks of one file run in the order printed, in one temporary folder, as one user's session: a ``cd`` in a
 command carries over to the next (each command runs in ``bash -c``, stdout and stderr together, as a terminal shows
@@ -138,14 +138,15 @@ _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?\b")
 _RANDOM_ID = re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b")
 _GAP = re.compile(r" {2,}")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_BEST = re.compile(r"^\*(?= )")  # list -s / compare -s mark the best row
 
 
 def normal(line: str, trains: bool = False) -> str:
-    """A printed line as compared: durations, dates, random ids and column widths removed, and every number where
-    the block ``trains`` (the module's docstring says why)."""
+    """A printed line as compared: durations, dates, random ids and column widths removed, and every number and
+    best-row mark where the block ``trains`` (the module's docstring says why)."""
     line = _RANDOM_ID.sub("<id>", _DATE.sub("<date>", _DURATION.sub("<time>", line)))
     if trains:
-        line = _NUMBER.sub("<n>", line)
+        line = _BEST.sub(" ", _NUMBER.sub("<n>", line))
     return _GAP.sub("  ", line).rstrip()
 
 

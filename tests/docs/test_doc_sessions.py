@@ -75,6 +75,9 @@ def test_a_training_block_compares_words_and_columns_not_numbers() -> None:
     )
     assert not matches(["✓ cp1 completed: 3,000 timesteps"], ["✗ cp1 failed: 3,000 timesteps"], True)
     assert not matches(["return 38.4"], ["return 41.0"])  # outside a training block a number is compared
+    best, other = "*  learning_rate=0.003   2/2    34.2", "   learning_rate=0.0003  2/2    26.8"
+    assert matches([best, other], [other.replace("0003", "003"), "*" + other[1:]], True)  # the best is an outcome
+    assert not matches([best], ["*  learning_rate=0.003   2/2"], True)
     assert refreshed(["return 38.4", "tail"], ["return 41.0", "tail"], trains=True) == ["return 38.4", "tail"]
 
 
