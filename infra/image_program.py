@@ -78,13 +78,16 @@ def layer_of(settings: ImageSettings) -> str | None:
     return layer_context(Path(settings.requirements), where=where).short
 
 
+COMPONENT = "trainer"  # the TrainerImages component's name: its repository is ``trainer-repository``
+
+
 def declare_images(settings: ImageSettings, *, source: str, context: str) -> None:
     import pulumi
 
     from infra.trainer_images import TrainerImages, TrainerImagesArgs
 
     images = TrainerImages(
-        "trainer",
+        COMPONENT,
         TrainerImagesArgs(
             project=settings.project,
             location=settings.location,

@@ -73,11 +73,30 @@ class EventLog:
             if self.problem is not None:
                 fail(f"error: could not send engine events to {self.target}: {self.problem}")
 
-    def step(self, stack: str, op: str, type_: str, name: str, *, id_: str = "") -> None:
-        """A resource step as Pulumi 3.272 reports it (``resourcePreEvent`` then ``resOutputsEvent``)."""
+    def step(self, stack: str, op: str, type_: str, name: str, *, id_: str = "", begun: bool = False) -> None:
+        """A resource step as Pulumi 3.272 reports it (``resourcePreEvent`` then ``resOutputsEvent``; ``begun``: the
+        first was sent already, by :meth:`begin`)."""
+        metadata = self.metadata(stack, op, type_, name, id_)
+        if not begun:
+            self.emit(resourcePreEvent={"metadata": metadata})
+        self.emit(resOutputsEvent={"metadata": metadata})
+
+    def begin(self, stack: str, op: str, type_: str, name: str) -> None:
+        """A step's ``resourcePreEvent`` alone: the engine sends it when the provider's create starts."""
+        self.emit(resourcePreEvent={"metadata": self.metadata(stack, op, type_, name, "")})
+
+    def provider_output(self, text: str) -> None:
+        """A dynamic provider's stderr, a diagnostic per line as the engine forwards a plugin's output (``runtrace``
+        in pulumi's sdk/go/common/resource/plugin/plugin.go: ``Infoerrf``, no URN, the stream's id)."""
+        for line in text.splitlines():
+            if line.strip():
+                self.emit(diagnosticEvent={"urn": "", "prefix": "", "message": line + "\n", "color": "never",
+                                           "severity": "info#err", "streamID": 2})  # fmt: skip
+
+    def metadata(self, stack: str, op: str, type_: str, name: str, id_: str) -> dict[str, Any]:
         state = {"type": type_, "urn": urn(stack, type_, name), "id": id_, "parent": "", "provider": "",
                  "inputs": {}, "outputs": {}}  # fmt: skip
-        metadata = {
+        return {
             "op": op,
             "urn": urn(stack, type_, name),
             "type": type_,
@@ -86,5 +105,3 @@ class EventLog:
             "detailedDiff": None,
             "provider": "" if type_.startswith("pulumi:") else urn(stack, "pulumi:providers:gcp", "default_10_2_0"),
         }
-        self.emit(resourcePreEvent={"metadata": metadata})
-        self.emit(resOutputsEvent={"metadata": metadata})
