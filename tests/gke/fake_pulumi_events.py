@@ -11,6 +11,10 @@ from typing import Any
 from fake_pulumi_program import urn
 from fake_pulumi_stack import fail
 
+# How long one update's event stream may stay open: the engine's has no deadline; this one only ends a test whose
+# fake hangs. An image stack's update runs its builds inside it (minutes on a loaded machine).
+STREAM_SECONDS = 900
+
 
 def encode_event(line: str) -> bytes:
     """``pulumirpc.EventRequest{event: line}`` in protobuf's wire format (field 1, length-delimited)."""
@@ -45,7 +49,7 @@ class EventLog:
 
             def send() -> None:
                 try:
-                    stream(iter(self.queue.get, None), timeout=60)
+                    stream(iter(self.queue.get, None), timeout=STREAM_SECONDS)
                 except Exception as error:  # reported by close()
                     self.problem = error
                 finally:
