@@ -87,7 +87,7 @@ def test_a_repository_made_by_hand_is_named_with_the_import_that_adopts_it(proje
     fake_pulumi.fail("up", "error: update failed", stack=IMAGE_STACK, diagnostic=exists)
     exit_code, stderr = image_build()
     assert exit_code == 1
-    parent = f"urn:pulumi:{IMAGE_STACK}::test::tfcli:infra:TrainerImages::trainer"
+    parent = f"urn:pulumi:{IMAGE_STACK}::test::pulumi:pulumi:Stack$tfcli:infra:TrainerImages::trainer"
     command = (
         "pulumi import gcp:artifactregistry/repository:Repository trainer-repository "
         f"projects/{GCP_PROJECT}/locations/us-central1/repositories/tfcli --parent 'trainer={parent}' --protect=false "

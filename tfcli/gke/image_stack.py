@@ -139,13 +139,13 @@ def existing_repository(project: ProjectDir, stack_file: StackFile) -> TfcliErro
     next update then sets what the program declares, the cleanup policies, in place). Not adopted silently: the
     repository may hold images someone else relies on, and the stack's cleanup policies would delete them."""
     from infra.image import REPOSITORY
-    from infra.image_program import COMPONENT
+    from infra.image_program import COMPONENT, component_urn
     from infra.naming import region_of
 
     gcp = str(stack_file.config[PROJECT_KEY])
     region = region_of(str(stack_file.config[REGION_KEY]))
     pulumi_project = str(yaml.safe_load((project.root / "Pulumi.yaml").read_text())["name"])
-    parent = f"urn:pulumi:{stack_file.stack}::{pulumi_project}::tfcli:infra:TrainerImages::{COMPONENT}"
+    parent = component_urn(stack_file.stack, pulumi_project)
     repository_id = f"projects/{gcp}/locations/{region}/repositories/{REPOSITORY}"
     command = (
         f"pulumi import gcp:artifactregistry/repository:Repository {COMPONENT}-repository {repository_id} "
