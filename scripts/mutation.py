@@ -42,6 +42,7 @@ MODULES: dict[str, list[str]] = {
     "tfcli/runs/reaping.py": ["tests/cli/test_reap_rule.py"],
     "infra/naming.py": ["tests/infra/test_naming.py"],
     "infra/image_context.py": ["tests/infra/test_image_context.py"],
+    "infra/image_progress.py": ["tests/infra/test_image_progress.py"],
     "trainer/transport/codec.py": ["tests/trainer/test_codec.py"],
     "trainer/schedule.py": ["tests/trainer/test_schedule.py"],
     "trainer/budget.py": ["tests/trainer/test_budget.py"],
