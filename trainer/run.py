@@ -23,7 +23,7 @@ from trainer.checkpoints import CheckpointStore
 from trainer.compat import quiet_tensorflow_import
 from trainer.config import RunConfig
 from trainer.curve import FILENAME as CURVE
-from trainer.curve import plot_learning_curve
+from trainer.curve_painter import CurvePainter
 from trainer.hooks import Hook, Hooks
 from trainer.hooks.checkpointing import CheckpointHook
 from trainer.hooks.cost_limit import cost_limit
@@ -61,14 +61,16 @@ def run(config: RunConfig) -> Result:
     except OSError as error:
         raise TfcliError(f"cannot create the output folder {output}: {error}") from error
     lock = output_lock.hold(output)
+    painter = CurvePainter()  # imports matplotlib on the other core while this process imports TensorFlow
     try:
-        return _run(config)
+        return _run(config, painter)
     finally:
+        painter.close()
         if lock is not None:
             lock.close()
 
 
-def _run(config: RunConfig) -> Result:
+def _run(config: RunConfig, painter: CurvePainter) -> Result:
     experiment = config.experiment
     output = config.output
     budget = Budget.of(experiment)
@@ -152,6 +154,7 @@ def _run(config: RunConfig) -> Result:
             _finish(
                 config,
                 Result.of("failed", state, error=text) if restored else Result.failed_before_resume(output, text),
+                painter,
             )
         except Exception as also:  # e.g. the output folder is gone: the original error matters more
             log.warning("could not write %s: %s", config.output / "result.json", also)
@@ -166,7 +169,7 @@ def _run(config: RunConfig) -> Result:
             run_over = result is not None and (result.status in ("completed", "pruned") or result.cost_limited)
             close_pool(pool, run_over=run_over)
     assert result is not None
-    _finish(config, result)
+    _finish(config, result, painter)
     return result
 
 
@@ -248,12 +251,10 @@ def _left(budget: Budget, state: RunState) -> str:
     return " / ".join(parts)
 
 
-def _finish(config: RunConfig, result: Result) -> None:
+def _finish(config: RunConfig, result: Result, painter: CurvePainter) -> None:
     """``result.json`` first (the one file tools wait for), then the learning curve."""
     result.write(config.output)
     try:
-        plot_learning_curve(
-            read_episodes(config.output / PROGRESS), config.output / CURVE, title=config.experiment.name
-        )
+        painter.paint(read_episodes(config.output / PROGRESS), config.output / CURVE, title=config.experiment.name)
     except Exception as error:  # a picture is not worth failing a finished run for
         log.warning("could not draw %s: %s", CURVE, io_failure(error) or error)

@@ -25,7 +25,7 @@ PAUSE_TIMEOUT = 120.0
 
 
 def supervisor(experiment: ExperimentDir) -> RecordedProcess:
-    return RecordedProcess(experiment, SUPERVISOR_MODULE)
+    return RecordedProcess(experiment, SUPERVISOR_MODULE, experiment.results)
 
 
 def is_running(experiment: ExperimentDir) -> bool:

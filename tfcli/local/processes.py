@@ -79,6 +79,7 @@ def spawn(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen
 
 
 PR_SET_PDEATHSIG = 1  # prctl(2), <linux/prctl.h>
+KILL_GRACE = 5.0  # seconds for a SIGKILLed trainer's lock to drop (the kernel releases it as the process ends)
 
 
 def dies_with_this_process() -> Callable[[], None] | None:
@@ -141,12 +142,37 @@ def end_my_group(grace: float) -> list[int]:
     return found
 
 
+def kill_trainer(output: Path, grace: float) -> int | None:
+    """SIGKILL the trainer that holds ``output``'s lock (``trainer/output_lock.py``) and the process group it leads,
+    and wait up to ``grace`` seconds for the lock to drop; returns its pid, None when no trainer held it.
+
+    A trainer started fresh is in its supervisor's group and dies with it; one forked by a sweep's warm trainer
+    (:mod:`tfcli.local.zygote`) has a session of its own, which killing the supervisor's group does not reach, and
+    its keeper only sends SIGTERM, which a trainer stuck in an environment's ``step`` never gets to act on."""
+    from trainer.output_lock import holder
+
+    pid = holder(output)
+    if not pid:
+        return None
+    with contextlib.suppress(ProcessLookupError):
+        group = os.getpgid(pid)
+        if group == pid and group != os.getpgrp():
+            os.killpg(group, signal.SIGKILL)  # its session: what it and the user's environment forked
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + grace
+    while holder(output) is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pid
+
+
 @dataclass(frozen=True)
 class RecordedProcess:
-    """The process of ``folder`` (an experiment's or a sweep's), running ``python -m module``."""
+    """The process of ``folder`` (an experiment's or a sweep's), running ``python -m module``; ``output``: the
+    results folder of the trainer it runs (an experiment's), which the last-resort kill of :meth:`end` reaches too."""
 
     folder: RunFolder
     module: str
+    output: Path | None = None
 
     def alive(self, pid: int | None = None) -> bool:
         """Whether the recorded process (or ``pid``) still runs and is ours."""
@@ -179,14 +205,16 @@ class RecordedProcess:
         return False
 
     def end(self, timeout: float) -> None:
-        """Pause it if it runs, and kill its whole process group if it does not stop in time (the run loses what
-        is unsaved): what ``stop`` does before marking the run stopped."""
+        """Pause it if it runs, and kill its whole process group and its trainer if it does not stop in time (the
+        run loses what is unsaved): what ``stop`` does before marking the run stopped."""
         if not self.alive():
             return
         pid = self.request_pause()
         if not self.wait_exit(pid, timeout):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
+            if self.output is not None:
+                kill_trainer(self.output, KILL_GRACE)
 
     def mark_stopped(self) -> None:
         self.folder.write_run_record(

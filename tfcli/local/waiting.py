@@ -17,13 +17,12 @@ if TYPE_CHECKING:
 
 
 def interleaved(trials: list[ExperimentDir], seeds: int) -> list[ExperimentDir]:
-    """Trials in the order that fills rungs early: each combination's first seed, then each one's second, ... (trial
-    ``k`` is combination ``k // seeds``, seed ``k % seeds``)."""
-    return sorted(trials, key=lambda trial: (_index(trial) % seeds, _index(trial) // seeds))
+    """Trials in the order that fills rungs early, by the one rule a GKE sweep's workers claim by too
+    (:func:`trainer.sweep_queue.fill_order`; trial ``k`` of ``<sweep>-<k>``)."""
+    from trainer.sweep_queue import fill_order
 
-
-def _index(trial: ExperimentDir) -> int:
-    return int(trial.name.rsplit("-", 1)[1])
+    by_index = {int(trial.name.rsplit("-", 1)[1]): trial for trial in trials}
+    return [by_index[k] for k in fill_order(list(by_index), seeds)]
 
 
 class Rungs:

@@ -47,10 +47,13 @@ def fork_safe() -> str | None:
 
 
 def warm_up() -> None:
-    """What every trial would import: TensorFlow, TensorForce and the trainer's modules (no op runs)."""
+    """What every trial would import: TensorFlow, TensorForce, the trainer's modules (no op runs) and matplotlib's
+    figure (each trial draws its learning curve in its own process then, with no helper: trainer.curve_painter)."""
     from trainer.compat import quiet_tensorflow_import
 
     quiet_tensorflow_import()
+    import matplotlib.backends.backend_agg
+    import matplotlib.figure  # noqa: F401
     import tensorflow  # noqa: F401
     import tensorforce  # noqa: F401
 
