@@ -52,6 +52,9 @@ MODULES: dict[str, list[str]] = {
     "tfcli/runs/resuming.py": ["tests/cli/test_resume_rules.py"],
     "tfcli/gke/states.py": ["tests/gke/test_run_states.py"],
     "trainer/sweep_queue.py": ["tests/trainer/test_sweep_queue.py"],
+    "trainer/result_file.py": ["tests/trainer/test_result_file.py"],
+    "tfcli/spec/parallel.py": ["tests/spec/test_parallel.py"],
+    "tfcli/experiments/spec_view.py": ["tests/spec/test_spec_view.py"],
 }
 
 # A module whose pure rules share the file with I/O: only these of its functions are mutated (as mutmut names them:
