@@ -98,8 +98,6 @@ EQUIVALENT: dict[str, str] = {
         "files it reads are json.dumps output, ASCII only"
         for n in (1, 3)
     },
-    "trainer.rung_scores.x__status__mutmut_14": "a status that is not a string is returned as is: it is not in "
-    "ENDED either way, the only use",
     "trainer.rung_scores.xǁRungScoresǁscore__mutmut_2": "'if reached(...) or True': reached() has run either way, "
     "and a score not reached is not in _known, so .get gives None as the else branch does",
     "tfcli.spec.sweep_axes.x_scalar__mutmut_5": "lstrip('XX+-XX') strips the same as lstrip('+-'): the text was "
