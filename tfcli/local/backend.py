@@ -112,8 +112,7 @@ class LocalBackend:
             check_experiment_resumable(run, state, RESUMABLE, plan)
 
     def resume(self, run: Run, plan: ResumePlan | None = None) -> Started:
-        plan = plan or ResumePlan()
-        self.check_resumable(run, plan)
+        plan = plan or ResumePlan()  # checked by check_resumable before (Backends.resume: one pass)
         held = frozenset(trial.name for trial in run.trials() if trial.index in plan.held)
         for member in released_members(run, plan):  # before the queue starts them (trainer/ended.py)
             release(member.results)
