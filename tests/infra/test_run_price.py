@@ -131,6 +131,7 @@ def test_each_trial_of_a_gke_sweep_with_max_cost_gets_its_share_of_the_price(sha
     assert HOURLY_PRICE_ENV not in trial_env(sweep_job(shared=shared))  # no max_cost, no price
 
 
+@pytest.mark.slow  # a trainer process (README "Development")
 def test_a_trial_pod_pauses_itself_at_its_max_cost_with_exit_0(tmp_path: Path) -> None:
     """Trial 0's pod as a process, with the env and args the Job gives it: the trainer counts the price against its
     max_cost (it no longer says "this run has none"), pauses and exits 0 (``--output-parent``: a sweep's slot), which
