@@ -8,8 +8,8 @@
   and ``sweep_program.py`` wire the components (through ``run_stack.py``); ``__main__.py`` is what Pulumi runs
   (``Pulumi.yaml`` has ``main: infra/``).
 - ``image_program.py``, ``trainer_images.py``, ``image_build.py``, ``cloud_build.py``, ``image_context.py``: the
-  image stack — the trainer built by Cloud Build from a deterministic build context; ``image_choice.py``: which image
-  a run's pods pull.
+  image stack — the trainer built by Cloud Build from a deterministic build context; ``image_progress.py``: a build's
+  progress line; ``image_choice.py``: which image a run's pods pull.
 - ``plan.py``: the program evaluated offline under Pulumi's mocks, with a cost estimate from ``prices.py``.
 - ``stack_files.py``: the shape of ``stacks/Pulumi.<stack>.yaml`` and the committed examples.
 

@@ -10,8 +10,8 @@ discovery machinery at run time. ``TFCLI_CLOUD_BUILD_HOST`` (``http://127.0.0.1:
 no credentials, as ``STORAGE_EMULATOR_HOST`` does the storage client.
 
 Errors a user can fix keep Google's own words ("Cloud Build API has not been used in project P before or it is
-disabled", "Permission 'cloudbuild.builds.create' denied", quota), which tfcli's Pulumi error translation turns into
-the command that fixes them.
+disabled", "Permission 'cloudbuild.builds.create' denied", "Quota exceeded for quota metric"), which tfcli's Pulumi
+error translation (tfcli/gke/pulumi_errors.py) turns into the command that fixes them.
 """
 
 from __future__ import annotations
@@ -51,32 +51,18 @@ def session() -> tuple[Any, str]:
     return AuthorizedSession(credentials), API
 
 
-def api_error(response: Any, what: str, project: str) -> TfcliError:
-    """A non-2xx answer as one error in Google's words, and the command that fixes it where the answer says which:
-    the message travels through the Pulumi engine as text, so the fix is part of it."""
+def api_error(response: Any, what: str) -> TfcliError:
+    """A non-2xx answer as one error in Google's own words (``Error 403: Cloud Build API has not been used in project
+    P before or it is disabled ...``, ``Permission 'cloudbuild.builds.create' denied ...``, ``Error 429: Quota
+    exceeded for quota metric ...``): the message reaches tfcli through the Pulumi engine as text, and
+    :func:`tfcli.gke.pulumi_errors.translate`, the one place that maps Google's errors to the command that fixes
+    them, reads it there as it reads pulumi-gcp's."""
     try:
         error = response.json().get("error", {})
     except ValueError:
         error = {}
     message = error.get("message") or response.text[:300] or response.reason
-    details = [detail for detail in error.get("details", []) if isinstance(detail, dict)]
-    reasons = {detail.get("reason") for detail in details}
-    text = f"cannot {what}: Error {response.status_code}: {message}"
-    if "SERVICE_DISABLED" in reasons or "has not been used in project" in message:
-        service = next(
-            (d.get("metadata", {}).get("service") for d in details if d.get("metadata", {}).get("service")),
-            "cloudbuild.googleapis.com",
-        )
-        fix = f"gcloud services enable {service} --project {project}"
-    elif response.status_code == 429 or error.get("status") == "RESOURCE_EXHAUSTED" or "RATE_LIMIT_EXCEEDED" in reasons:
-        fix = f"ask for more at https://console.cloud.google.com/iam-admin/quotas?project={project}"
-    elif response.status_code == 403:
-        fix = (
-            f"gcloud projects add-iam-policy-binding {project} --member=user:YOU --role=roles/cloudbuild.builds.editor"
-        )
-    else:
-        return TfcliError(text)
-    return TfcliError(f"{text}\nto fix: {fix}")
+    return TfcliError(f"cannot {what}: Error {response.status_code}: {message}")
 
 
 @dataclass(frozen=True)
@@ -112,7 +98,7 @@ def submit(http: Any, root: str, request: BuildRequest) -> dict[str, Any]:
     """``projects.builds.create``: the queued Build (from the Operation's metadata)."""
     response = http.post(f"{root}v1/projects/{request.project}/builds", json=request.body(), timeout=60)
     if not response.ok:
-        raise api_error(response, f"submit the trainer image's build in project {request.project}", request.project)
+        raise api_error(response, f"submit the trainer image's build in project {request.project}")
     build = response.json().get("metadata", {}).get("build")
     if not isinstance(build, dict) or not build.get("id"):
         raise TfcliError(f"Cloud Build answered without a build: {response.text[:300]}")
@@ -122,7 +108,7 @@ def submit(http: Any, root: str, request: BuildRequest) -> dict[str, Any]:
 def get(http: Any, root: str, project: str, build_id: str) -> dict[str, Any]:
     response = http.get(f"{root}v1/projects/{project}/builds/{build_id}", timeout=60)
     if not response.ok:
-        raise api_error(response, f"read build {build_id} of project {project}", project)
+        raise api_error(response, f"read build {build_id} of project {project}")
     result: dict[str, Any] = response.json()
     return result
 
@@ -136,16 +122,14 @@ def wait(
     interval: float = 5.0,
     report: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Poll the build until its status is final; ``report`` sees each status change."""
-    status = None
-    while build.get("status") not in FINAL:
-        if build.get("status") != status and report is not None:
-            report(build)
-        status = build.get("status")
-        time.sleep(interval)
-        build = get(http, root, project, build["id"])
+    """Poll the build until its status is final; ``report`` sees the build as submitted and after every poll."""
     if report is not None:
         report(build)
+    while build.get("status") not in FINAL:
+        time.sleep(interval)
+        build = get(http, root, project, build["id"])
+        if report is not None:
+            report(build)
     return build
 
 

@@ -17,6 +17,8 @@ image.
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ import pulumi.dynamic
 
 from infra import cloud_build
 from infra.image_context import build_context
+from infra.image_progress import BuildProgress
 from tfcli.errors import TfcliError
 
 # Inputs whose change is a new image (``source`` and ``requirements`` are where the context is read from, not what it
@@ -87,9 +90,31 @@ def read_log(client: Any, bucket: str, build_id: str) -> str | None:
         return None
 
 
-def say(build: dict[str, Any]) -> None:
-    """Progress on the provider's stderr, which the engine shows with the resource."""
-    print(f"Cloud Build {build.get('id')}: {build.get('status')}", file=sys.stderr, flush=True)
+class ProgressLines:
+    """A build's progress on the provider's stderr (:mod:`infra.image_progress`: the engine forwards it as diagnostic
+    events): a line when the status or the running step changes, and every ``heartbeat`` seconds while it runs, so
+    the elapsed time moves. The step comes from the build's log, which Cloud Build writes to the logs bucket while it
+    runs (``read_log``; gcloud's log tailer reads it the same way)."""
+
+    def __init__(
+        self,
+        image: str,
+        read_log: Callable[[str], str | None],
+        *,
+        heartbeat: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.image, self.read_log, self.heartbeat, self.clock = image, read_log, heartbeat, clock
+        self.started = self.written = clock()
+        self.last: BuildProgress | None = None
+
+    def __call__(self, build: dict[str, Any]) -> None:
+        now = self.clock()
+        log = self.read_log(str(build.get("id"))) if build.get("status") == "WORKING" else None
+        progress = BuildProgress.of(build, self.image, now - self.started, log)
+        if progress.changed_from(self.last) or now - self.written >= self.heartbeat:
+            print(progress.line(), file=sys.stderr, flush=True)
+            self.last, self.written = progress, now
 
 
 def run_build(props: dict[str, Any], *, interval: float = 5.0) -> dict[str, Any]:
@@ -99,7 +124,8 @@ def run_build(props: dict[str, Any], *, interval: float = 5.0) -> dict[str, Any]
     name = upload_context(storage, bucket, props)
     http, root = cloud_build.session()
     build = cloud_build.submit(http, root, build_request(props, name))
-    build = cloud_build.wait(http, root, project, build, interval=interval, report=say)
+    progress = ProgressLines(image, lambda build_id: read_log(storage, bucket, build_id))
+    build = cloud_build.wait(http, root, project, build, interval=interval, report=progress)
     if build.get("status") != "SUCCESS":
         raise cloud_build.failure(build, read_log(storage, bucket, build["id"]))
     digest = cloud_build.image_digest(build, image)

@@ -78,13 +78,22 @@ def layer_of(settings: ImageSettings) -> str | None:
     return layer_context(Path(settings.requirements), where=where).short
 
 
+COMPONENT = "trainer"  # the TrainerImages component's name: its repository is ``trainer-repository``
+
+
+def component_urn(stack: str, pulumi_project: str) -> str:
+    """The engine's URN of the TrainerImages component (a child of the stack: its type is qualified by the stack's,
+    ``pulumi:pulumi:Stack$``), what ``pulumi import --parent`` names to adopt a repository under it."""
+    return f"urn:pulumi:{stack}::{pulumi_project}::pulumi:pulumi:Stack$tfcli:infra:TrainerImages::{COMPONENT}"
+
+
 def declare_images(settings: ImageSettings, *, source: str, context: str) -> None:
     import pulumi
 
     from infra.trainer_images import TrainerImages, TrainerImagesArgs
 
     images = TrainerImages(
-        "trainer",
+        COMPONENT,
         TrainerImagesArgs(
             project=settings.project,
             location=settings.location,

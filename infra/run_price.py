@@ -91,7 +91,9 @@ def trial_hourly_price(
     trials: list[Experiment], *, shared_cluster: bool, book: prices.PriceBook = prices.BUNDLED
 ) -> float | None:
     """Dollars per hour for each trial pod of a GKE sweep (``TFCLI_HOURLY_PRICE``, one value in the pod template the
-    trials share); None unless a trial sets ``max_cost``, or when the cluster's shape is unknown.
+    trials share); None unless a trial sets ``max_cost`` or the sweep has one (each trial's ``sweep_budget``: the
+    trials sum their siblings' cost at this one price, :mod:`trainer.hooks.sweep_spend`), or when the cluster's shape
+    is unknown.
 
     A trial holds its share of a learner node (one of the learner pods a node fits) and, on the sweep's own cluster, a
     share of the CPU node and the fee, split among the trials the learner pool holds at its largest. Not among
@@ -99,7 +101,7 @@ def trial_hourly_price(
     trials it completed. A sweep run with fewer trials at a time than its pool holds is charged a little less fee and
     system node per trial than it pays.
     """
-    if all(trial.max_cost is None for trial in trials):
+    if all(trial.max_cost is None and trial.sweep_budget is None for trial in trials):
         return None
     return trial_price(trials, shared_cluster=shared_cluster, book=book)
 

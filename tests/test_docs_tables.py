@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tfcli.spec import Experiment
+from tfcli.spec import Cluster, Experiment
 from tfcli.spec.library import BUNDLED_CONFIGS, KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,18 +20,26 @@ def section(text: str, heading: str) -> str:
     return text[start : start + following.start()] if following else text[start:]
 
 
+def table_keys(heading: str) -> set[str]:
+    """The keys the first column of the table under ``heading`` in docs/reference.md names."""
+    table = section((ROOT / "docs" / "reference.md").read_text(), heading)
+    return {key for cell in re.findall(r"^\| ([^|]+) \|", table, re.MULTILINE) for key in re.findall(r"`(\w+)`", cell)}
+
+
 def test_the_experiment_spec_table_names_every_accepted_key() -> None:
-    table = section((ROOT / "docs" / "reference.md").read_text(), "### Experiment spec")
-    documented = {
-        key for cell in re.findall(r"^\| ([^|]+) \|", table, re.MULTILINE) for key in re.findall(r"`(\w+)`", cell)
-    }
-    assert set(Experiment.model_fields) - documented == set()
+    assert set(Experiment.model_fields) - table_keys("### Experiment spec") == set()
+
+
+def test_the_cluster_spec_table_names_every_accepted_key() -> None:
+    assert {"gpu_sharing", "provisioning"} <= set(Cluster.model_fields)
+    assert set(Cluster.model_fields) - table_keys("### Cluster spec") == set()
 
 
 def test_the_config_library_lists_every_bundled_config() -> None:
-    listed = section((ROOT / "docs" / "reference.md").read_text(), "## The config library")
     bundled = {path.stem for kind in KINDS for path in (BUNDLED_CONFIGS / kind).iterdir() if path.is_file()}
-    assert {name for name in bundled if f"`{name}`" not in listed} == set()
+    for doc, heading in (("docs/reference.md", "## The config library"), ("README.md", "## The bundled library")):
+        listed = section((ROOT / doc).read_text(), heading)
+        assert {name for name in bundled if f"`{name}`" not in listed} == set(), doc
 
 
 def test_what_the_results_folder_holds_lists_every_summaries_folder() -> None:

@@ -150,8 +150,8 @@ class Backends:
 
     def reap(self, store: ExperimentStore, *, now: datetime) -> list[Reaped]:
         """Stop, results downloaded, every experiment deployed on GKE that ended or outlived its ``ttl``
-        (:func:`tfcli.runs.reaping.reap_reason`); a sweep's trials go with their sweep. One that cannot be read or
-        stopped is reported and the others still reaped."""
+        (:func:`tfcli.runs.reaping.reap_reason`); a sweep's trials go with their sweep. Then destroy the idle shared
+        clusters past their ``ttl``. One that cannot be read or stopped is reported and the others still reaped."""
         reaped = []
         for name in store.names():
             run = Run(store, store.get(name))
@@ -169,7 +169,19 @@ class Backends:
                     reaped.append(Reaped(run.name, reason, self.stop(run, download=True).summary()))
             except TfcliError as error:
                 reaped.append(Reaped(run.name, "could not be reaped", error=error.message.splitlines()[0]))
-        return reaped
+        return reaped + self._reap_clusters(store, now=now)
+
+    def _reap_clusters(self, store: ExperimentStore, *, now: datetime) -> list[Reaped]:
+        """The project's idle shared clusters past their ``ttl``, destroyed (after the experiments: one stopped
+        above may have been the last on its cluster)."""
+        from tfcli.stackfiles.files import cluster_names
+
+        if store.project.settings.default_backend != "gke" or not cluster_names(store.project):
+            return []
+        from tfcli.gke.clusters import reap_clusters
+
+        gke = self.gke()
+        return reap_clusters(store, stacks=gke.stacks(store.project), now=now, observer=self.observer)
 
     @staticmethod
     def _maybe_deployed(run: Run) -> bool:

@@ -59,6 +59,19 @@ class Project(BaseModel):
         default=None, description="a ready trainer image of GKE runs, or {requirements: FILE}: packages on tfcli's"
     )
 
+    @field_validator("image", mode="before")
+    @classmethod
+    def _no_dockerfile_layer(cls, value: object) -> object:
+        """``image: {dockerfile: ...}`` is refused on purpose (docs/gke.md "Your own packages")."""
+        if isinstance(value, dict) and "dockerfile" in value:
+            raise ValueError(
+                "a Dockerfile is not built by tfcli (it could change what the trainer runs as, its entrypoint or its "
+                "Python, which tfcli cannot check before a 20-minute build): list Python packages in "
+                "image: {requirements: FILE}, or build your own image FROM the trainer and name it (image: "
+                "REGISTRY/IMAGE@sha256:...)"
+            )
+        return value
+
     @field_validator("code")
     @classmethod
     def _code_folders(cls, value: list[str] | None) -> list[str] | None:

@@ -107,6 +107,13 @@ def _run(arguments: argparse.Namespace) -> int:
     if ended is not None:  # before TensorFlow is imported: a resumed sweep's finished trials end in a second
         (log.warning if ended.exit_code else log.info)("%s", ended.message)
         return ended.exit_code
+    from trainer.hooks.cost_limit import sweep_spent
+
+    hourly_price = _hourly_price()
+    spent = sweep_spent(arguments.output, experiment.sweep_budget, experiment.name, hourly_price)
+    if spent is not None:  # the sweep's budget ran out before this trial's turn: paused, not built
+        log.warning("%s; raise the sweep's max_cost and resume it to continue", spent.reason)
+        return spent.exit_code_of(trial=arguments.output_parent is not None)
     config = RunConfig(
         experiment=experiment,
         output=arguments.output,
@@ -114,7 +121,7 @@ def _run(arguments: argparse.Namespace) -> int:
         workers=parse_workers(arguments.workers) if arguments.workers is not None else (),
         environments=arguments.environments,
         token=os.environ.get(TOKEN_VARIABLE),
-        hourly_price=_hourly_price(),
+        hourly_price=hourly_price,
         publish_seconds=_publish_seconds(),
     )
     from trainer.run import run

@@ -53,3 +53,10 @@ class Budget:
         if self.episodes is not None:
             parts.append(f"{self.episodes:,} episodes")
         return " or ".join(parts)
+
+
+def counted_usd(hourly_price: float, seconds: float) -> float:
+    """What ``max_cost`` counts for ``seconds`` of a run at ``hourly_price`` dollars an hour: the one rule of the
+    trainer's cost limit (its own run and a sweep's trials: :mod:`trainer.hooks.sweep_spend`) and of ``status``'s
+    warning (:func:`tfcli.gke.cost.counted_cost`), so the three never disagree."""
+    return hourly_price * max(seconds, 0.0) / 3600

@@ -82,12 +82,20 @@ class Result:
         """A run that failed before it knew its counters (every checkpoint corrupt, the pool never came up): the
         numbers of the ``result.json`` already in ``output``, with the failure — a resume that restored nothing
         must not report that nothing was done (0 where the last segment ended at 3,540 timesteps)."""
+        return cls.ended_before_start(output, "failed", error=error)
+
+    @classmethod
+    def ended_before_start(
+        cls, output: Path, status: str, *, error: str | None = None, reason: str | None = None
+    ) -> Result:
+        """A run that ended ``status`` before it trained: the counters of the ``result.json`` already in ``output``
+        (zeros without one), with the new ending."""
         previous = read_result(output)
         try:
             kept = {name: previous[name] for name in _COUNTS}
-            return cls(status="failed", error=error, **kept)
+            return cls(status=status, error=error, reason=reason, **kept)
         except (KeyError, TypeError):  # none yet (or unreadable, or without the counts): nothing to keep
-            return cls.of("failed", RunState(), error=error)
+            return cls.of(status, RunState(), error=error, reason=reason)
 
     def write(self, output: Path) -> None:
         atomic_write_json(output / FILENAME, self.as_json())

@@ -26,7 +26,7 @@ from trainer.curve import FILENAME as CURVE
 from trainer.curve import plot_learning_curve
 from trainer.hooks import Hook, Hooks
 from trainer.hooks.checkpointing import CheckpointHook
-from trainer.hooks.cost_limit import CostLimit
+from trainer.hooks.cost_limit import cost_limit
 from trainer.hooks.early_stop import early_stopping
 from trainer.hooks.hparams import HParamsSession
 from trainer.hooks.progress_log import FILENAME as PROGRESS
@@ -117,11 +117,13 @@ def _run(config: RunConfig) -> Result:
             HParamsSession(output / "summaries" / "hparams", experiment, output / PROGRESS),
             reporter(budget, experiment.summary_frequency, state, progress_bar=config.progress_bar),
         ]
-        if experiment.max_cost is not None and config.hourly_price:
-            cost_limit = CostLimit(experiment.max_cost, config.hourly_price, stop)
-            hook_list.append(cost_limit)
-            cost_limit.check(state)  # a resumed run may have reached it already
-        elif experiment.max_cost is not None:
+        limit = cost_limit(
+            experiment.max_cost, experiment.sweep_budget, experiment.name, output, config.hourly_price, stop
+        )
+        if limit is not None:
+            hook_list.append(limit)
+            limit.check(state)  # a resumed run may have reached it already
+        elif experiment.max_cost is not None or experiment.sweep_budget is not None:
             log.info("max_cost is enforced where the stack gives the run its price (GKE); this run has none")
         early_stop = early_stopping(experiment.early_stop, experiment.name, output, stop, state)
         if early_stop is not None:

@@ -43,6 +43,7 @@ from trainer.rung_scores import SweepRungs
 from trainer.rung_wait import WAIT_ENV, standing, waiting_rung
 from trainer.sweep_claims import Claims, ClaimState, claims_folder
 from trainer.sweep_queue import TrialView, all_ended, next_candidates
+from trainer.trial_sections import end_line, start_line
 
 log = logging.getLogger(__name__)
 
@@ -144,10 +145,11 @@ class Worker:
         name = self.names[index]
         command = [sys.executable, "-m", "trainer", "run", "--spec", str(self.specs[index])]
         command += ["--output-parent", str(self.parent), *self.code]
-        log.info("training %s", name)
+        log.info(start_line(name))  # the trial's log, for `tfcli experiment logs -e <trial>`, starts here
         self.child = subprocess.Popen(command, env={**os.environ, WAIT_ENV: "1"})
         held = _Lease(self.claims, name, claim, self.child)
         code = self.child.wait()
+        log.info(end_line(name, code))
         kept = held.stop()
         self.child = None
         if kept is None:

@@ -1,4 +1,5 @@
-"""Which deployed experiments ``reap`` stops: ended runs at once, others only past their ttl since their start."""
+"""Which deployed experiments ``reap`` stops: ended runs at once, others only past their ttl since their start; and
+which shared clusters it destroys: idle ones past their ttl since their last update."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tfcli.runs.reaping import Reaped, reap_reason
+from tfcli.runs.reaping import Reaped, cluster_reap_reason, reap_reason
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 HOURS_AGO_3 = "2026-11-26T09:00:00+00:00"
@@ -44,3 +45,18 @@ def test_what_reap_says_of_each_run() -> None:
     assert Reaped("si1", "completed", stopped="Stopped si1.").summary() == "si1: completed; Stopped si1."
     failed = Reaped("si2", "could not be reaped", error="no credentials")
     assert failed.summary() == "si2: could not be reaped; NOT stopped: no credentials"
+
+
+@pytest.mark.parametrize(
+    ("users", "ended", "ttl", "reason"),
+    [
+        ([], HOURS_AGO_3, None, None),  # no ttl: kept
+        ([], HOURS_AGO_3, 4 * 3600, None),  # up 3 h of its 4
+        ([], HOURS_AGO_3, 3 * 3600, None),  # exactly its ttl: not past it
+        ([], HOURS_AGO_3, 2 * 3600, "idle shared cluster, up 3.0 h since its last update, past its ttl"),
+        (["si1"], HOURS_AGO_3, 3600, None),  # an experiment is deployed on it: never destroyed
+        ([], None, 3600, None),  # no finished update to count from (one under way): left alone
+    ],
+)
+def test_the_cluster_reap_rule(users: list[str], ended: str | None, ttl: int | None, reason: str | None) -> None:
+    assert cluster_reap_reason(users, last_update_ended=ended, ttl_seconds=ttl, now=NOW) == reason

@@ -4,7 +4,10 @@ A ```` ```console ```` block is a session a user can type: ``$ COMMAND`` lines, 
 An HTML comment on the line before the block says how to run it (the only markers there are):
 
 - ``<!-- docs: not run (why) -->``: never run (a GKE deploy, ``pulumi up``); keep these few;
-- ``<!-- docs: exit N -->``: every command of the block ends with exit code N (default 0).
+- ``<!-- docs: exit N -->``: every command of the block ends with exit code N (default 0);
+- ``<!-- docs: trains -->``: the block trains, so its numbers (returns, episodes, rates, pids) and which row a table
+  marks best (``*``) are not compared: TensorFlow's floating point differs between machines and a run's episodes
+  with it; its words, lines and columns are.
 
 The blocks of one file run in the order printed, in one temporary folder, as one user's session: a ``cd`` in a
 command carries over to the next (each command runs in ``bash -c``, stdout and stderr together, as a terminal shows
@@ -34,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHOWN_HOME = "/home/you"
 ELLIPSIS = "..."
 _FENCE = re.compile(r"^```console\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-_MARKER = re.compile(r"<!--\s*docs:\s*(not run|exit\s+\d+)\b[^>]*-->\s*\n$")
+_MARKER = re.compile(r"<!--\s*docs:\s*(not run|exit\s+\d+|trains)\b[^>]*-->\s*\n$")
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Block:
     commands: list[Command]
     run: bool = True
     exit_code: int = 0
+    trains: bool = False  # its numbers are not compared
 
     @property
     def where(self) -> str:
@@ -75,6 +79,7 @@ def blocks(path: Path) -> list[Block]:
             block.run = kind != "not run"
             if kind.startswith("exit"):
                 block.exit_code = int(kind.split()[1])
+            block.trains = kind == "trains"
         found.append(block)
     return found
 
@@ -128,41 +133,49 @@ class Shell:
         return done.returncode, printed
 
 
-_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|min|h)\b(?!/)")
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|min|h)\b(?!/)|\b\d+:\d\d:\d\d\b")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?\b")
 _RANDOM_ID = re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b")
 _GAP = re.compile(r" {2,}")
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_BEST = re.compile(r"^\*(?= )")  # list -s / compare -s mark the best row
 
 
-def normal(line: str) -> str:
-    """A printed line as compared: durations, dates, random ids and column widths removed (the module's
-    docstring says why)."""
+def normal(line: str, trains: bool = False) -> str:
+    """A printed line as compared: durations, dates, random ids and column widths removed, and every number and
+    best-row mark where the block ``trains`` (the module's docstring says why)."""
     line = _RANDOM_ID.sub("<id>", _DATE.sub("<date>", _DURATION.sub("<time>", line)))
+    if trains:
+        line = _BEST.sub(" ", _NUMBER.sub("<n>", line))
     return _GAP.sub("  ", line).rstrip()
 
 
-def matches(printed: list[str], actual: list[str]) -> bool:
+def matches(printed: list[str], actual: list[str], trains: bool = False) -> bool:
     """Whether the doc's lines say what the command printed, ``...`` standing for any lines."""
-    pattern = "".join(r"(?:[^\n]*\n)*?" if line == ELLIPSIS else re.escape(normal(line)) + r"\n" for line in printed)
-    return re.fullmatch(pattern, "".join(normal(line) + "\n" for line in actual)) is not None
+    pattern = "".join(
+        r"(?:[^\n]*\n)*?" if line == ELLIPSIS else re.escape(normal(line, trains)) + r"\n" for line in printed
+    )
+    return re.fullmatch(pattern, "".join(normal(line, trains) + "\n" for line in actual)) is not None
 
 
-def diff(printed: list[str], actual: list[str]) -> str:
+def diff(printed: list[str], actual: list[str], trains: bool = False) -> str:
     """A readable diff of the doc's output against what the command prints now (normalised)."""
     lines = difflib.unified_diff(
-        [normal(line) for line in printed], [normal(line) for line in actual], "as the doc prints it",
-        "as the command prints it now", lineterm="",
+        [normal(line, trains) for line in printed], [normal(line, trains) for line in actual],
+        "as the doc prints it", "as the command prints it now", lineterm="",
     )  # fmt: skip
     return "\n".join(lines)
 
 
-def refreshed(printed: list[str], actual: list[str]) -> list[str]:
+def refreshed(printed: list[str], actual: list[str], trains: bool = False) -> list[str]:
     """The doc's output brought up to date with ``actual``: lines that still match stay as the doc writes them,
     changed lines are taken from ``actual``, and what a ``...`` left out stays left out."""
-    if matches(printed, actual):
+    if matches(printed, actual, trains):
         return printed
     kept: list[str] = []
-    matcher = difflib.SequenceMatcher(a=[normal(x) for x in printed], b=[normal(x) for x in actual], autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        a=[normal(x, trains) for x in printed], b=[normal(x, trains) for x in actual], autojunk=False
+    )
     for op, a0, a1, b0, b1 in matcher.get_opcodes():
         elided = ELLIPSIS in printed[a0:a1]
         if op == "equal":

@@ -20,6 +20,12 @@ $ echo bad; exit 2
 bad
 ```
 
+<!-- docs: trains -->
+```console
+$ echo return 38.4
+return 38.4
+```
+
 ```console
 $ mkdir -p sub && cd sub
 $ echo one; echo two
@@ -35,8 +41,10 @@ $ pwd
 def test_blocks_commands_and_markers_are_read(tmp_path: Path) -> None:
     (tmp_path / "doc.md").write_text(DOC)
     found = blocks(tmp_path / "doc.md")
-    assert [(b.run, b.exit_code) for b in found] == [(False, 0), (True, 2), (True, 0)]
-    assert [(c.text, c.printed) for c in found[2].commands] == [
+    assert [(b.run, b.exit_code, b.trains) for b in found] == [
+        (False, 0, False), (True, 2, False), (True, 0, True), (True, 0, False)
+    ]  # fmt: skip
+    assert [(c.text, c.printed) for c in found[3].commands] == [
         ("mkdir -p sub && cd sub", []),
         ("echo one; echo two", ["one", "two"]),
         ("pwd", ["/home/you/sub"]),
@@ -57,12 +65,26 @@ def test_structure_is_compared_not_timings_dates_ids_or_widths() -> None:
     assert not matches(["added 28 file(s)"], ["added 31 file(s)"])
     assert not matches(["a  b"], ["a b"])  # a column gap is not a space
     assert not matches(["a"], ["a", "b"])
+    assert normal("elapsed 0:00:17") == "elapsed <time>"
+
+
+def test_a_training_block_compares_words_and_columns_not_numbers() -> None:
+    assert normal("3,000 timesteps, 35 episodes  return 49.1", trains=True) == "<n> timesteps, <n> episodes  return <n>"
+    assert matches(
+        ["✓ cp1 completed: 3,000 timesteps, 35 episodes"], ["✓ cp1 completed: 3,000 timesteps, 41 episodes"], True
+    )
+    assert not matches(["✓ cp1 completed: 3,000 timesteps"], ["✗ cp1 failed: 3,000 timesteps"], True)
+    assert not matches(["return 38.4"], ["return 41.0"])  # outside a training block a number is compared
+    best, other = "*  learning_rate=0.003   2/2    34.2", "   learning_rate=0.0003  2/2    26.8"
+    assert matches([best, other], [other.replace("0003", "003"), "*" + other[1:]], True)  # the best is an outcome
+    assert not matches([best], ["*  learning_rate=0.003   2/2"], True)
+    assert refreshed(["return 38.4", "tail"], ["return 41.0", "tail"], trains=True) == ["return 38.4", "tail"]
 
 
 def test_update_keeps_what_matches_and_what_an_ellipsis_hides(tmp_path: Path) -> None:
     assert refreshed(["head 28", "...", "tail"], ["head 31", "x", "y", "tail"]) == ["head 31", "...", "tail"]
     (tmp_path / "doc.md").write_text(DOC)
-    block = blocks(tmp_path / "doc.md")[2]
+    block = blocks(tmp_path / "doc.md")[3]
     rewrite(block, [[], ["one", "three"], ["/home/you/sub"]])
     assert "$ echo one; echo two\none\nthree\n\n$ pwd\n/home/you/sub\n```\n" in (tmp_path / "doc.md").read_text()
-    assert [c.printed for c in blocks(tmp_path / "doc.md")[2].commands] == [[], ["one", "three"], ["/home/you/sub"]]
+    assert [c.printed for c in blocks(tmp_path / "doc.md")[3].commands] == [[], ["one", "three"], ["/home/you/sub"]]

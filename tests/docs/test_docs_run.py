@@ -32,11 +32,12 @@ def test_the_docs_console_sessions_run_as_printed(doc: str, tmp_path: Path, requ
             code, actual = shell.run(command.text)
             if code != block.exit_code:
                 problems.append(f"{block.where}: `{command.text}` exited {code}, the doc expects {block.exit_code}")
-            if not matches(command.printed, actual):
+            if not matches(command.printed, actual, block.trains):
                 problems.append(
-                    f"{block.where}: `{command.text}` prints otherwise now:\n{diff(command.printed, actual)}"
+                    f"{block.where}: `{command.text}` prints otherwise now:\n"
+                    f"{diff(command.printed, actual, block.trains)}"
                 )
-            outputs.append(refreshed(command.printed, actual))
+            outputs.append(refreshed(command.printed, actual, block.trains))
         rewrites.append((block, outputs))
     if update:
         for block, outputs in reversed(rewrites):  # from the end, so earlier blocks' offsets still hold

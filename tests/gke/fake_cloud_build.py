@@ -18,7 +18,9 @@ What it models:
 - ``images``: an image no step built (``--tag``) fails the push (``PUSH_IMAGE_NOT_FOUND``); a pushed image's digest,
   ``sha256:`` of the context and the build arguments, is in ``results.images[]`` (the same source is the same
   digest, as a reproducible build would give);
-- the log: ``log-<id>.txt`` in ``logsBucket``, every line ``Step #N: ...`` as Cloud Build writes it;
+- the log: ``log-<id>.txt`` in ``logsBucket``, every line ``Step #N: ...`` as Cloud Build writes it, there from
+  ``WORKING`` on (the first step's first line) and whole once the build ends; the steps' ``status`` is set only when
+  the build ends ("step status is only updated on build completion", the reference's ``BuildStep.status``);
 - errors a project can have: ``error(403, "SERVICE_DISABLED")`` answers the next create with Google's body for a
   disabled API (an ``ErrorInfo`` detail naming the service), ``IAM_PERMISSION_DENIED`` and ``RATE_LIMIT_EXCEEDED``
   (429) likewise.
@@ -155,18 +157,33 @@ class FakeCloudBuild:
         self.scripted.append(Outcome(status, step_log or ["error: the step failed"]))
 
     def error(self, code: int, reason: str, project: str = "my-project") -> None:
-        """The next create answers an error as Google's APIs write it (``google.rpc.ErrorInfo``)."""
+        """The next create answers an error as Google's APIs write it (google.rpc.Status with a
+        ``google.rpc.ErrorInfo`` detail, the API Design Guide's "Errors"): a disabled API (``SERVICE_DISABLED``,
+        the message that names the console page enabling it), a missing permission (``IAM_PERMISSION_DENIED``,
+        the permission and resource in the metadata) or a used-up rate quota (``RATE_LIMIT_EXCEEDED``, 429)."""
         service = "cloudbuild.googleapis.com"
+        permission = "cloudbuild.builds.create"
         messages = {
             "SERVICE_DISABLED": f"Cloud Build API has not been used in project {project} before or it is disabled. "
             f"Enable it by visiting https://console.developers.google.com/apis/api/{service}/overview?project="
-            f"{project} then retry.",
-            "IAM_PERMISSION_DENIED": "The caller does not have permission",
-            "RATE_LIMIT_EXCEEDED": "Quota exceeded for quota metric 'Build and Operation Create requests'",
+            f"{project} then retry. If you enabled this API recently, wait a few minutes for the action to propagate "
+            "to our systems and retry.",
+            "IAM_PERMISSION_DENIED": f"Permission '{permission}' denied on resource 'projects/{project}' (or it may "
+            "not exist).",
+            "RATE_LIMIT_EXCEEDED": "Quota exceeded for quota metric 'Build and Operation Create requests' and limit "
+            f"'Build and Operation Create requests per minute' of service '{service}' for consumer "
+            f"'project_number:{project}'.",
         }
+        metadata = {
+            "SERVICE_DISABLED": {"service": service, "consumer": f"projects/{project}"},
+            "IAM_PERMISSION_DENIED": {"permission": permission, "resource": f"projects/{project}"},
+            "RATE_LIMIT_EXCEEDED": {"service": service, "consumer": f"projects/{project}",
+                                    "quota_metric": f"{service}/create_requests"},
+        }  # fmt: skip
         status = {403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED"}[code]
-        detail = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": "googleapis.com",
-                  "metadata": {"service": service, "consumer": f"projects/{project}"}}  # fmt: skip
+        domain = "iam.googleapis.com" if reason == "IAM_PERMISSION_DENIED" else "googleapis.com"
+        detail = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": domain,
+                  "metadata": metadata[reason]}  # fmt: skip
         self.errors.append(ApiError(code, status, messages[reason], [detail]))
 
     def handle(self, verb: str, url: str, body: Any) -> tuple[int, dict[str, Any]]:
@@ -208,6 +225,9 @@ class FakeCloudBuild:
             raise ApiError(404, "NOT_FOUND", f'Build "{build_id}" not found')
         if build["status"] == "QUEUED":
             build["status"] = "WORKING"
+            build["startTime"] = "2026-01-01T00:00:10Z"
+            self.write_log(build, [f'starting build "{build["id"]}"', "", "FETCHSOURCE", "BUILD",
+                                   "Step #0: Sending build context to Docker daemon"])  # fmt: skip
         elif build["status"] == "WORKING":
             self.finish(build)
         return build
@@ -265,6 +285,10 @@ class FakeCloudBuild:
             build["statusDetail"] = {"TIMEOUT": "Build timeout", "CANCELLED": "Build was cancelled"}.get(
                 status, "Build failed; check build logs for details"
             )
+        self.write_log(build, log)
+
+    def write_log(self, build: dict[str, Any], log: list[str]) -> None:
+        """The log so far, as Cloud Build keeps ``log-<id>.txt`` in ``logsBucket`` while the build runs."""
         bucket = str(build.get("logsBucket", "")).removeprefix("gs://")
         if bucket:
             self.storage.bucket(bucket).blob(f"log-{build['id']}.txt").upload_from_string("\n".join(log) + "\n")

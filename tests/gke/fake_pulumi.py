@@ -148,7 +148,7 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
     steps: dict[str, str] = {}
     if problem is None and kind == "up" and is_image_stack(config):  # fake_pulumi_images.py: the builds
         try:
-            steps = up_images(record, config)
+            steps = up_images(record, config, log, stack)
         except BuildError as failed:
             save("state.json", state)  # a build that succeeded before the failure stays built
             problem = {"stderr": "error: update failed", "diagnostic": f"Exception: {failed}",
@@ -189,7 +189,7 @@ def operation(kind: str, stack: str, options: dict[str, list[str]], state: dict[
             if type_ == DYNAMIC:  # a trainer build: what its provider's diff said
                 op = steps.get(name, op)
             changes[op] = changes.get(op, 0) + 1
-            log.step(stack, op, type_, name)
+            log.step(stack, op, type_, name, begun=type_ == DYNAMIC and op != "same")
         record["resources"] = [list(item) for item in resources]
         record["outputs"] = image_outputs(record, config) if is_image_stack(config) else outputs_for(stack, config)
         keep_cluster(record, cluster)

@@ -11,6 +11,10 @@ from typing import Any
 from fake_pulumi_program import urn
 from fake_pulumi_stack import fail
 
+# How long one update's event stream may stay open: the engine's has no deadline; this one only ends a test whose
+# fake hangs. An image stack's update runs its builds inside it (minutes on a loaded machine).
+STREAM_SECONDS = 900
+
 
 def encode_event(line: str) -> bytes:
     """``pulumirpc.EventRequest{event: line}`` in protobuf's wire format (field 1, length-delimited)."""
@@ -45,7 +49,7 @@ class EventLog:
 
             def send() -> None:
                 try:
-                    stream(iter(self.queue.get, None), timeout=60)
+                    stream(iter(self.queue.get, None), timeout=STREAM_SECONDS)
                 except Exception as error:  # reported by close()
                     self.problem = error
                 finally:
@@ -73,11 +77,30 @@ class EventLog:
             if self.problem is not None:
                 fail(f"error: could not send engine events to {self.target}: {self.problem}")
 
-    def step(self, stack: str, op: str, type_: str, name: str, *, id_: str = "") -> None:
-        """A resource step as Pulumi 3.272 reports it (``resourcePreEvent`` then ``resOutputsEvent``)."""
+    def step(self, stack: str, op: str, type_: str, name: str, *, id_: str = "", begun: bool = False) -> None:
+        """A resource step as Pulumi 3.272 reports it (``resourcePreEvent`` then ``resOutputsEvent``; ``begun``: the
+        first was sent already, by :meth:`begin`)."""
+        metadata = self.metadata(stack, op, type_, name, id_)
+        if not begun:
+            self.emit(resourcePreEvent={"metadata": metadata})
+        self.emit(resOutputsEvent={"metadata": metadata})
+
+    def begin(self, stack: str, op: str, type_: str, name: str) -> None:
+        """A step's ``resourcePreEvent`` alone: the engine sends it when the provider's create starts."""
+        self.emit(resourcePreEvent={"metadata": self.metadata(stack, op, type_, name, "")})
+
+    def provider_output(self, text: str) -> None:
+        """A dynamic provider's stderr, a diagnostic per line as the engine forwards a plugin's output (``runtrace``
+        in pulumi's sdk/go/common/resource/plugin/plugin.go: ``Infoerrf``, no URN, the stream's id)."""
+        for line in text.splitlines():
+            if line.strip():
+                self.emit(diagnosticEvent={"urn": "", "prefix": "", "message": line + "\n", "color": "never",
+                                           "severity": "info#err", "streamID": 2})  # fmt: skip
+
+    def metadata(self, stack: str, op: str, type_: str, name: str, id_: str) -> dict[str, Any]:
         state = {"type": type_, "urn": urn(stack, type_, name), "id": id_, "parent": "", "provider": "",
                  "inputs": {}, "outputs": {}}  # fmt: skip
-        metadata = {
+        return {
             "op": op,
             "urn": urn(stack, type_, name),
             "type": type_,
@@ -86,5 +109,3 @@ class EventLog:
             "detailedDiff": None,
             "provider": "" if type_.startswith("pulumi:") else urn(stack, "pulumi:providers:gcp", "default_10_2_0"),
         }
-        self.emit(resourcePreEvent={"metadata": metadata})
-        self.emit(resOutputsEvent={"metadata": metadata})

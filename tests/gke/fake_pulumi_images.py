@@ -12,7 +12,12 @@ digests through what a StackReference reads: the image stack's outputs in this s
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import io
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fake_pulumi_events import EventLog
 
 DYNAMIC = "pulumi-python:dynamic:Resource"
 IMAGE_PARTS = [
@@ -98,9 +103,24 @@ def make_bucket(name: str) -> None:
         client.create_bucket(name)
 
 
-def up_images(record: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
+class ProviderStderr(io.TextIOBase):
+    """The build provider's stderr, each line sent on as the engine forwards a dynamic provider's output."""
+
+    def __init__(self, log: EventLog) -> None:
+        self.log, self.pending = log, ""
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            self.log.provider_output(line)
+        return len(text)
+
+
+def up_images(record: dict[str, Any], config: dict[str, Any], log: EventLog, stack: str) -> dict[str, str]:
     """Diff and build; returns each build resource's step (``same``, ``create``, ``replace``) and keeps the builds'
-    outputs in ``record["builds"]``. Raises :class:`BuildError` when a create fails (what was built stays built)."""
+    outputs in ``record["builds"]``. A build's ``resourcePreEvent`` goes out when its create starts and the
+    provider's stderr (its progress lines) as it is written. Raises :class:`BuildError` when a create fails (what
+    was built stays built)."""
     from infra.image_build import TrainerBuildProvider, run_build
 
     provider = TrainerBuildProvider()
@@ -116,11 +136,13 @@ def up_images(record: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
             if old is not None and not provider.diff(old["buildId"], old, props).changes:
                 steps[name] = "same"
                 continue
+            steps[name] = "create" if old is None else "replace"
+            log.begin(stack, steps[name], DYNAMIC, name)
             try:
-                builds[name] = run_build(props, interval=0)
+                with contextlib.redirect_stderr(ProviderStderr(log)):
+                    builds[name] = run_build(props, interval=0)
             except Exception as error:
                 raise BuildError(name, str(error)) from None
-            steps[name] = "create" if old is None else "replace"
     return steps
 
 

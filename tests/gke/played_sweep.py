@@ -180,7 +180,7 @@ class PlayedSweep:
             key = (pod.index, pod.attempt)
             if key not in self.processes:
                 workers = self.controller.job["spec"]["template"]["spec"]["containers"][0]["args"][0] == "sweep-worker"
-                trial = self.slot_trial(pod.index) if not workers else f"worker-{pod.index}"
+                trial = self.slot_trial(pod.index) if not workers else f"worker-{pod.index}-{pod.attempt}"
                 self.volumes[key] = stack = contextlib.ExitStack()
                 name = f"volume-{pod.index}-{pod.attempt}"
                 volume = stack.enter_context(

@@ -1,10 +1,12 @@
 """The trainer image's build through the Cloud Build v1 REST API, against the stand-in (tests/gke/fake_cloud_build.py,
 every request checked against the API's discovery document): upload once per context, submit, poll, digest; failed,
 timed-out and cancelled builds show the failing step's last lines; a disabled API, a missing permission and a quota
-name the fix."""
+keep Google's words; the build's progress goes to stderr, where the engine picks it up."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
 from typing import Any
 
@@ -105,17 +107,19 @@ def test_a_source_that_changed_since_the_program_read_it_is_refused(cloud_build:
 
 
 @pytest.mark.parametrize(
-    ("code", "reason", "fix"),
-    [(403, "SERVICE_DISABLED", f"gcloud services enable cloudbuild.googleapis.com --project {PROJECT}"),
-     (403, "IAM_PERMISSION_DENIED", "--role=roles/cloudbuild.builds.editor"),
-     (429, "RATE_LIMIT_EXCEEDED", f"https://console.cloud.google.com/iam-admin/quotas?project={PROJECT}")],
+    ("code", "reason", "words"),
+    [(403, "SERVICE_DISABLED", f"Cloud Build API has not been used in project {PROJECT} before or it is disabled"),
+     (403, "IAM_PERMISSION_DENIED", "Permission 'cloudbuild.builds.create' denied"),
+     (429, "RATE_LIMIT_EXCEEDED", "Quota exceeded for quota metric 'Build and Operation Create requests'")],
 )  # fmt: skip
-def test_project_problems_say_the_command_that_fixes_them(cloud_build: Any, bucket: Any, source: Path, code: int,
-                                                          reason: str, fix: str) -> None:  # fmt: skip
+def test_project_problems_keep_googles_words(cloud_build: Any, bucket: Any, source: Path, code: int, reason: str,
+                                             words: str) -> None:  # fmt: skip
+    """Google's own message and code, which tfcli/gke/pulumi_errors.py turns into the fix (test_image_errors.py)."""
     cloud_build.error(code, reason, PROJECT)
     with pytest.raises(TfcliError) as caught:
         run_build(props(source), interval=0)
-    assert f"Error {code}" in str(caught.value) and "to fix:" in str(caught.value) and fix in str(caught.value)
+    assert f"Error {code}: {words}" in str(caught.value)
+    assert cloud_build.builds == {}
 
 
 def test_the_stand_in_refuses_what_the_discovery_document_does_not_have(cloud_build: Any, bucket: Any) -> None:
@@ -145,3 +149,37 @@ def test_the_request_tfcli_sends_is_valid_by_the_discovery_document() -> None:
 
 def cloud_build_module() -> Any:
     return cloud_build
+
+
+def test_a_build_writes_its_progress_on_stderr_for_the_engine(cloud_build: Any, bucket: Any, source: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """QUEUED when submitted, WORKING with the step its log has reached (the stand-in's log has step #0 from WORKING
+    on), then the final status: each a line infra/image_progress.py reads back."""
+    from infra.image_progress import parse
+
+    outs = run_build(props(source), interval=0)
+    lines = [parse(line) for line in capsys.readouterr().err.splitlines()]
+    assert None not in lines
+    said = [(p.status, p.step) for p in lines if p is not None]
+    assert said == [("QUEUED", ""), ("WORKING", "step 1/1 docker build"), ("SUCCESS", "")]
+    assert {p.build for p in lines if p is not None} == {outs["buildId"]}
+
+
+def test_progress_is_written_on_a_change_and_every_heartbeat() -> None:
+    from infra.image_build import ProgressLines
+
+    now = [0.0]
+    report = ProgressLines(f"{IMAGE}:abc-cpu", lambda _id: "Step #0: x\n", heartbeat=30, clock=lambda: now[0])
+    build = {"id": "b", "status": "WORKING", "steps": [{"name": "gcr.io/cloud-builders/docker", "args": ["build"]}]}
+    stream = io.StringIO()
+    with contextlib.redirect_stderr(stream):
+        for now[0] in (0.0, 5.0, 29.0, 30.0, 45.0, 61.0):
+            report(build)
+        report({**build, "status": "SUCCESS"})
+    written = stream.getvalue().splitlines()
+    assert [line.rsplit(": ", 1)[1] for line in written] == [
+        "WORKING 0s, step 1/1 docker build",
+        "WORKING 30s, step 1/1 docker build",
+        "WORKING 1m01s, step 1/1 docker build",
+        "SUCCESS 1m01s",
+    ]

@@ -24,6 +24,7 @@ from played_sweep import PlayedSweep
 
 from infra.naming import bucket_name
 from trainer.sweep_claims import claims_folder
+from trainer.trial_sections import end_line, start_line
 
 pytestmark = pytest.mark.slow
 
@@ -130,6 +131,19 @@ def test_a_worker_killed_mid_trial_loses_its_lease_and_another_finishes_the_tria
     claim = json.loads(gcs.bucket(BUCKET).blob(f"{claims_folder(SWEEP, 0)}/{victim}.json").download_as_text())
     assert claim["ended"] == "completed"
 
+    # `logs -e <trial>`: the trial's sections of both workers' logs (the killed one's and the one that resumed it)
+    assert sweep.controller is not None
+    for pod in sweep.controller.pods:
+        log = mount / f"worker-{pod.index}-{pod.attempt}.log"
+        api.logs[sweep.controller.pod_name(pod)] = log.read_text().splitlines(keepends=True) if log.exists() else []
+    code, stdout, stderr = invoke("experiment", "logs", "-e", victim)
+    assert code == 0, stderr
+    assert stdout.count(start_line(victim)) >= 2 and stdout.count(end_line(victim, 0)) == 1, stdout
+    assert "resuming from checkpoint" in stdout  # the second worker's trainer, in the trial's own log
+    assert not any(start_line(f"{SWEEP}-{k}") in stdout for k in (1, 2, 3)), stdout  # only its own sections
+    code, tail, stderr = invoke("experiment", "logs", "-e", victim, "--tail", "2")
+    assert code == 0 and tail.splitlines() == stdout.splitlines()[-2:], stderr
+
 
 def test_status_shows_a_trial_waiting_at_a_rung_on_gke(
     lab: Path, fake_pulumi: FakePulumi, gcs: Any, api: Cluster, monkeypatch: pytest.MonkeyPatch
@@ -147,3 +161,49 @@ def test_status_shows_a_trial_waiting_at_a_rung_on_gke(
     assert reason in trials[f"{SWEEP}-0"]["detail"]
     code, stdout, stderr = invoke("experiment", "status", "-s", SWEEP)
     assert code == 0 and "waiting" in stdout, stdout + stderr
+
+
+def _worker_pod(name: str, phase: str, created: str) -> dict[str, Any]:
+    """A worker pod of the sweep's Job as the API server lists it (the labels infra/sweep_manifests.py gives)."""
+    labels = {"app.kubernetes.io/instance": SWEEP, "app.kubernetes.io/component": "trial"}
+    return {
+        "metadata": {"name": name, "namespace": f"tfcli-{SWEEP}", "labels": labels, "creationTimestamp": created},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "trial"}]},
+        "status": {"phase": phase},
+    }
+
+
+def test_logs_follow_a_trial_into_the_worker_that_trains_it_now(
+    lab: Path, fake_pulumi: FakePulumi, gcs: Any, api: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trial 0 waited at a rung in one worker (ended there, exit 143) and trains now in another, after trial 1: `logs
+    -f` gives both of its sections once each (the API server sends a followed log from its start again), none of
+    trial 1's; a trial no worker has started is an error that says where to look."""
+    _deploy(lab, gcs, early_stop_sweep(SWEEP), monkeypatch)
+    zero, one = f"{SWEEP}-0", f"{SWEEP}-1"
+    api.add_namespace(
+        f"tfcli-{SWEEP}",
+        pods=[
+            _worker_pod("w-1-00000", "Running", "2026-11-26T10:05:00Z"),
+            _worker_pod("w-0-00000", "Succeeded", "2026-11-26T10:00:00Z"),
+            _worker_pod("w-2-00000", "Pending", "2026-11-26T10:09:00Z"),
+        ],
+    )
+    first = [start_line(zero), "episode 1 of trial 0", "waiting at rung 150", end_line(zero, 143), "worker done"]
+    now = [start_line(one), "episode 1 of trial 1", end_line(one, 0), start_line(zero), "resuming from checkpoint 1"]
+    api.logs = {
+        "w-0-00000": [f"INFO {line}\n" for line in first],
+        "w-1-00000": [f"INFO {line}\n" for line in [*now, "episode 9 of trial 0"]],
+    }
+    code, stdout, stderr = invoke("experiment", "logs", "-e", zero, "-f")
+    assert code == 0, stderr
+    mine = [first[0], first[1], first[2], first[3], now[3], now[4], "episode 9 of trial 0"]
+    assert stdout == "".join(f"INFO {line}\n" for line in mine)
+    followed = [path for path in api.requests if "follow=true" in path]
+    assert len(followed) == 1 and "/pods/w-1-00000/log?" in followed[0], api.requests  # the worker training it
+
+    code, stdout, stderr = invoke("experiment", "logs", "-e", one)
+    assert code == 0 and stdout == "".join(f"INFO {line}\n" for line in now[:3]), stderr
+    code, stdout, stderr = invoke("experiment", "logs", "-e", f"{SWEEP}-3")
+    assert code == 1 and f"trial {SWEEP}-3 has not been trained by any of the sweep's workers yet" in stderr
+    assert f"tfcli experiment status -e {SWEEP}-3" in stderr

@@ -120,3 +120,16 @@ def test_the_projects_packages_are_a_layer_on_each_variant(tmp_path: Any, monkey
     assert plan.outputs["tags"]["gpu"] == layer.inputs["image"]
     with pytest.raises(InvalidInput, match=r"tfcli:images.requirements: .*missing.txt is not a file"):
         plan_stack(image_config(requirements="missing.txt"), stack=IMAGE_STACK)
+
+
+def test_the_component_a_repository_is_adopted_under_has_the_urn_tfcli_names() -> None:
+    """tfcli's ``pulumi import --parent`` for a repository made by hand (tfcli/gke/image_stack.py) names the
+    component by the URN the program gives it."""
+    from infra.image_program import component_urn
+
+    (component,) = plan_stack(image_config(), stack=IMAGE_STACK).of_type("tfcli:infra:TrainerImages")
+    assert component.urn == component_urn(IMAGE_STACK, component.urn.split("::")[1])
+    (repository,) = plan_stack(image_config(), stack=IMAGE_STACK).of_type("gcp:artifactregistry/repository:Repository")
+    assert repository.urn.endswith(
+        "tfcli:infra:TrainerImages$gcp:artifactregistry/repository:Repository::trainer-repository"
+    )

@@ -12,6 +12,7 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
+import yaml
 from infra_testkit import containers, experiment, jobs, plan_for, stack_config
 
 from infra.manifests import build_manifests, context_for
@@ -85,15 +86,16 @@ def test_a_run_paused_at_its_limit_ends_its_job_and_failed_containers_report_the
 E2_8_NODE = 8 * 0.021811 + 32 * 0.002923 + 100 * DISK_HOUR
 
 
-def sweep_settings(*sets: str, shared: bool = False) -> Any:
-    """The bundled sweep cartpole-lr in single mode, as its stack's config validates it."""
+def sweep_settings(*sets: str, shared: bool = False, max_cost: float | None = None) -> Any:
+    """The bundled sweep cartpole-lr in single mode (``max_cost``: the sweep's), as its stack's config validates it."""
     from infra_testkit import LIBRARY, PROJECT, SHARED_STACK, ZONE
 
     from infra.sweep_config import sweep_settings_from_config
     from tfcli.sweeps.create import SweepOptions, plan_sweep
 
     planned = plan_sweep("cartpole-lr", SweepOptions(sets=("run_mode=single", *sets)), LIBRARY)
-    config: dict[str, Any] = {"gcp:project": PROJECT, "gcp:zone": ZONE, "tfcli:sweep": planned.sweep.model_dump()}
+    sweep = planned.sweep.model_copy(update={"max_cost": max_cost})
+    config: dict[str, Any] = {"gcp:project": PROJECT, "gcp:zone": ZONE, "tfcli:sweep": sweep.model_dump()}
     if shared:
         config["tfcli:sharedClusterStack"] = SHARED_STACK
     return sweep_settings_from_config(config, stack="cartpole-lr")
@@ -129,6 +131,19 @@ def test_each_trial_of_a_gke_sweep_with_max_cost_gets_its_share_of_the_price(sha
     assert trial_env(other)[HOURLY_PRICE_ENV] == trial_env(job)[HOURLY_PRICE_ENV]
     assert other["metadata"]["name"] != job["metadata"]["name"]
     assert HOURLY_PRICE_ENV not in trial_env(sweep_job(shared=shared))  # no max_cost, no price
+
+
+def test_a_sweep_with_a_budget_of_its_own_gives_every_trial_the_price_and_the_budget() -> None:
+    """The sweep's ``max_cost`` alone (no trial sets one): the trials need the price to count each other's cost, and
+    each trial's spec in the ConfigMap carries the sweep's budget."""
+    from infra.sweep_program import sweep_objects
+
+    objects = sweep_objects(sweep_settings(max_cost=20.0))
+    job = next(obj for obj in objects if obj["kind"] == "Job")
+    assert float(trial_env(job)[HOURLY_PRICE_ENV]) > 0
+    (config_map,) = (obj for obj in objects if obj["kind"] == "ConfigMap" and obj["metadata"]["name"] == "sweep-trials")
+    budgets = [yaml.safe_load(text)["sweep_budget"] for text in config_map["data"].values()]
+    assert budgets == [{"sweep": "cartpole-lr", "trials": 9, "max_cost": 20.0}] * 9
 
 
 @pytest.mark.slow  # a trainer process (README "Development")

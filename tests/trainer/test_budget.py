@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tfcli.spec import Experiment
 from trainer.budget import Budget
 from trainer.state import RunState
@@ -82,3 +84,11 @@ def test_reached_by_ignores_counters_that_are_missing_or_not_integers() -> None:
     # One counter unusable, the other reached: reached.
     assert budget.reached_by({"timesteps": "x", "episodes": 10})
     assert budget.reached_by({"timesteps": 100, "episodes": None})
+
+
+def test_counted_usd_is_price_times_hours_never_below_zero() -> None:
+    from trainer.budget import counted_usd
+
+    assert counted_usd(720.0, 5.0) == pytest.approx(1.0)
+    assert counted_usd(3.6, 1000.0) == pytest.approx(1.0)
+    assert counted_usd(720.0, -5.0) == 0.0

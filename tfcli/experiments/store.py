@@ -24,6 +24,7 @@ from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
 from tfcli.spec.base import check_dns_name
 from tfcli.spec.documents import display_path, read_document
+from tfcli.spec.suggest import did_you_mean
 from trainer.files import atomic_write_text
 from trainer.result_file import FILENAME as RESULT_FILE
 from trainer.result_file import read_result
@@ -157,10 +158,13 @@ class ExperimentStore:
         """An existing experiment; an unknown name is an ``InvalidInput`` listing the known ones."""
         experiment = self.dir(name)
         if not experiment.exists():
-            known = ", ".join(self.names()) or "none yet"
+            names = self.names()
             raise InvalidInput(
-                f"no experiment named '{name}' in this project (known: {known})",
-                hint="create it with `tfcli experiment new -f SPEC -n NAME`, or start one with `-f SPEC`",
+                f"no experiment named '{name}'{did_you_mean(name, names)} in this project"
+                f" (known: {', '.join(names) or 'none yet'})",
+                hint=f"'{name}' is a sweep: name it with `-s {name}`"
+                if name in self.sweep_names()
+                else "create it with `tfcli experiment new -f SPEC -n NAME`, or start one with `-f SPEC`",
             )
         return experiment
 

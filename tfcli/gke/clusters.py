@@ -2,12 +2,14 @@
 with ``tfcli experiment start -c NAME`` (their stacks read the cluster's outputs through a StackReference).
 
 One command per cluster at a time (``.tfcli/clusters/<name>.lock``; experiments starting on it hold it shared).
-A cluster in use by a deployed experiment is never deleted.
+A cluster in use by a deployed experiment is never deleted. One with a ``ttl`` is destroyed by ``experiment reap``
+once it is idle past it (:func:`reap_clusters`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError
@@ -18,6 +20,7 @@ from tfcli.gke.gcp_project import require_gcp
 from tfcli.gke.pulumi_cli import PulumiMissing
 from tfcli.gke.stacks import Stacks, StackState, has_no_state, planned_total
 from tfcli.project import ProjectDir
+from tfcli.runs.reaping import Reaped, cluster_reap_reason
 from tfcli.stackfiles.files import (
     CLUSTER_KEY,
     StackFile,
@@ -26,6 +29,7 @@ from tfcli.stackfiles.files import (
     cluster_stack,
     experiments_on,
     stack_path,
+    unknown_cluster,
 )
 
 
@@ -179,9 +183,7 @@ def delete_clusters(
     for name in names:
         checked_flag(name, "--cluster")
         if name not in known:
-            raise InvalidInput(
-                f"--cluster: no shared cluster named '{name}' in this project (known: {', '.join(known) or 'none'})"
-            )
+            raise unknown_cluster(project, name)
     in_use = {
         name: users
         for name in names
@@ -212,6 +214,30 @@ def delete_clusters(
             stack_path(project, name).unlink(missing_ok=True)
         deleted.append(name)
     return deleted
+
+
+def reap_clusters(
+    store: ExperimentStore, *, stacks: Stacks, now: datetime, observer: UpdateObserver | None = None
+) -> list[Reaped]:
+    """Destroy every deployed shared cluster with a ``ttl`` that nothing deployed runs on and whose stack has been up
+    past it since its last update (:func:`tfcli.runs.reaping.cluster_reap_reason`), as ``cluster delete`` does; one
+    that cannot be read or destroyed is reported and the others still reaped."""
+    project = store.project
+    reaped = []
+    for name in cluster_names(project):
+        try:
+            ttl = cluster_spec(project, name).ttl
+            state = stacks.state(name) if ttl is not None else None
+            if ttl is None or state is None or not state.deployed:
+                continue
+            users = [user for user in experiments_on(project, name) if stacks.state(user).deployed]
+            reason = cluster_reap_reason(users, last_update_ended=state.last_ended, ttl_seconds=ttl.seconds, now=now)
+            if reason is not None:
+                delete_clusters(store, [name], observer=observer, stacks=stacks)
+                reaped.append(Reaped(name, reason, "destroyed (cluster delete)"))
+        except TfcliError as error:
+            reaped.append(Reaped(name, "could not be reaped", error=error.message.splitlines()[0]))
+    return reaped
 
 
 def _flag(project: ProjectDir, name: str) -> str:

@@ -157,8 +157,11 @@ def handed_price(pods: list[dict[str, Any]]) -> float | None:
 
 
 def counted_cost(hourly_price: float, wall_seconds: float | None) -> float:
-    """What the trainer counts against ``max_cost`` (trainer/hooks/cost_limit.py): price x training wall time."""
-    return hourly_price * (wall_seconds or 0.0) / 3600
+    """What the trainer counts against ``max_cost`` (trainer/hooks/cost_limit.py): price x training wall time, by
+    the trainer's own function (:func:`trainer.budget.counted_usd`), so the warning and the pause never disagree."""
+    from trainer.budget import counted_usd
+
+    return counted_usd(hourly_price, wall_seconds or 0.0)
 
 
 def budget_warning(accrued: float, max_cost: float | None) -> str:

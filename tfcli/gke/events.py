@@ -58,6 +58,7 @@ class UpdateTracker:
     errors: list[str] = field(default_factory=list)  # error diagnostics, in order
     event_errors: list[str] = field(default_factory=list)  # events this tracker could not read (a bug, not Pulumi's)
     changes: dict[str, int] = field(default_factory=dict)  # from the summary: op -> count
+    builds: dict[str, Any] = field(default_factory=dict)  # image -> its build's latest progress (infra.image_progress)
     finished: bool = False
     succeeded: bool = False
     _seen: set[str] = field(default_factory=set)
@@ -92,6 +93,8 @@ class UpdateTracker:
             elif (diagnostic := event.diagnostic_event) is not None:
                 if diagnostic.severity == "error" and (message := plain(diagnostic.message)):
                     self.errors.append(message)
+                elif (progress := build_progress(diagnostic.message)) is not None:
+                    self.builds[progress.image] = progress
             elif (summary := event.summary_event) is not None:
                 self.changes = {str(getattr(op, "value", op)): count for op, count in summary.resource_changes.items()}
 
@@ -130,6 +133,14 @@ class UpdateTracker:
         }
         parts = [f"{count} {words.get(op, op)}" for op, count in self.changes.items() if count]
         return ", ".join(parts)
+
+
+def build_progress(message: str) -> Any:
+    """A trainer build's progress line (the build provider's stderr, which the engine forwards as an ``info#err``
+    diagnostic: :mod:`infra.image_progress`), or None for any other message."""
+    from infra.image_progress import parse
+
+    return parse(plain(message))
 
 
 class UpdateObserver(Protocol):

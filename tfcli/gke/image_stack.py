@@ -11,9 +11,12 @@ and the trainer built by Cloud Build from this source, made before the first run
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import yaml
 
 from infra.config_keys import IMAGE_KEY, IMAGE_STACK_KEY, IMAGES_KEY, PROJECT_KEY, REGION_KEY
 from infra.image import image_stack_name
@@ -118,7 +121,42 @@ def build_images(stacks: Stacks, *, observer: UpdateObserver | None = None) -> d
     stack_file.write()
     stack = stacks.stack(stack_file.stack, create=True)
     stacks.set_config(stack, {}, secrets=stacks.credentials())
-    return stacks.up(stack, observer=observer, total=2 + 3 + len(stack_file.config[IMAGES_KEY].get("variants", [0, 0])))
+    total = 2 + 3 + len(stack_file.config[IMAGES_KEY].get("variants", [0, 0]))
+    try:
+        return stacks.up(stack, observer=observer, total=total)
+    except TfcliError as error:
+        if _REPOSITORY_EXISTS.search(str(error)):
+            raise existing_repository(stacks.project, stack_file) from None
+        raise
+
+
+_REPOSITORY_EXISTS = re.compile(r"Error creating Repository: googleapi: Error 409")  # pulumi-gcp's words
+
+
+def existing_repository(project: ProjectDir, stack_file: StackFile) -> TfcliError:
+    """The repository ``tfcli`` exists already, made outside this stack (by hand, or by the older docs' steps): the
+    ``pulumi import`` that adopts it into the stack, under the component the failed update left in the state (the
+    next update then sets what the program declares, the cleanup policies, in place). Not adopted silently: the
+    repository may hold images someone else relies on, and the stack's cleanup policies would delete them."""
+    from infra.image import REPOSITORY
+    from infra.image_program import COMPONENT, component_urn
+    from infra.naming import region_of
+
+    gcp = str(stack_file.config[PROJECT_KEY])
+    region = region_of(str(stack_file.config[REGION_KEY]))
+    pulumi_project = str(yaml.safe_load((project.root / "Pulumi.yaml").read_text())["name"])
+    parent = component_urn(stack_file.stack, pulumi_project)
+    repository_id = f"projects/{gcp}/locations/{region}/repositories/{REPOSITORY}"
+    command = (
+        f"pulumi import gcp:artifactregistry/repository:Repository {COMPONENT}-repository {repository_id} "
+        f"--parent '{COMPONENT}={parent}' --protect=false --generate-code=false --yes -s {stack_file.stack}"
+    )
+    return TfcliError(
+        f"the Artifact Registry repository '{REPOSITORY}' already exists in GCP project {gcp} ({region}), made "
+        f"outside the image stack {stack_file.stack}",
+        hint=f"adopt it into the stack, then run this command again: {command} (the stack's cleanup policies then "
+        "apply to the images in it); or name a ready image with `image:` in tfcli.yaml",
+    )
 
 
 def ensure_images(

@@ -47,6 +47,11 @@ _PERMISSION = re.compile(
     r"Error 403: .*?(?:Required '(?P<permission>[a-zA-Z.]+)' permission|does not have [a-z.]+ access"
     r"|caller does not have permission|Permission '(?P<permission2>[a-zA-Z.]+)' denied)"
 )
+_API_QUOTA = re.compile(r"Error 429: .*?Quota exceeded for quota metric '(?P<metric>[^']+)'")
+_ROLE_FOR = {  # a permission's service -> the predefined role that holds it, for the image stack's own APIs
+    "cloudbuild": "roles/cloudbuild.builds.editor",
+    "artifactregistry": "roles/artifactregistry.admin",
+}
 _EXISTS = re.compile(r"stack '[^']+' already exists")
 _NOISE = re.compile(r"^\s*(at |goroutine |\[\d+ ?[a-z]*\]$)|PULUMI_DEBUG_COMMANDS|^\s*(Resources|Duration):")
 
@@ -155,13 +160,23 @@ def translate(error: BaseException, failure: PulumiFailure) -> TfcliError:
             f"https://console.cloud.google.com/iam-admin/quotas?project={gcp_project} (GPUs also need "
             "GPUS_ALL_REGIONS); or pick another region or GPU type, or spot (its own PREEMPTIBLE_ quota)",
         )
+    if match := _API_QUOTA.search(text):  # an API's rate quota (Cloud Build's build requests, ...)
+        return TfcliError(
+            f"Pulumi could not {failure.action} stack '{stack}': GCP project {gcp_project} used up its quota "
+            f"'{match['metric']}'",
+            hint="wait a minute and run the command again; a higher limit: "
+            f"https://console.cloud.google.com/iam-admin/quotas?project={gcp_project}",
+        )
     if match := _PERMISSION.search(text):
         permission = match["permission"] or match["permission2"]
+        role = _ROLE_FOR.get((permission or "").split(".", 1)[0])
         return TfcliError(
             f"Pulumi could not {failure.action} stack '{stack}': your Google account lacks a permission"
             + (f" ({permission})" if permission else "")
             + f" in project {gcp_project}",
-            hint="docs/gke.md lists the IAM roles a first deploy needs (roles/container.admin, roles/storage.admin, "
+            hint=f"gcloud projects add-iam-policy-binding {gcp_project} --member=user:YOUR_ACCOUNT --role={role}"
+            if role
+            else "docs/gke.md lists the IAM roles a first deploy needs (roles/container.admin, roles/storage.admin, "
             "roles/iam.serviceAccountAdmin, roles/iam.serviceAccountUser, roles/resourcemanager.projectIamAdmin, "
             "roles/compute.viewer)",
         )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -125,6 +126,7 @@ class StackState:
     outputs: dict[str, Any]
     last_kind: str | None = None  # update | destroy | refresh | ...
     last_result: str | None = None  # succeeded | failed | in-progress
+    last_ended: str | None = None  # when the last operation ended (ISO time, UTC; None: none yet, or in progress)
 
     @property
     def deployed(self) -> bool:
@@ -136,6 +138,11 @@ class StackState:
         """Deployed, or an update ran (maybe failed half-way) since the last successful destroy."""
         destroyed = self.last_kind == "destroy" and self.last_result == "succeeded"
         return self.deployed or (self.exists and self.last_kind is not None and not destroyed)
+
+
+def _utc(moment: datetime) -> str:
+    """An update's time as ISO text in UTC (the Automation API parses Pulumi's ``...Z`` times without a zone)."""
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
 
 
 class Stacks:
@@ -210,6 +217,7 @@ class Stacks:
             outputs=outputs,
             last_kind=last.kind if last else None,
             last_result=last.result if last else None,
+            last_ended=_utc(last.end_time) if last and last.end_time else None,
         )
 
     def set_config(self, stack: Stack, values: dict[str, str], *, secrets: dict[str, str] | None = None) -> None:

@@ -1,4 +1,5 @@
-"""Which deployed experiments ``tfcli experiment reap`` stops: nothing should bill after the work is done.
+"""Which deployed experiments ``tfcli experiment reap`` stops, and which idle shared clusters it destroys: nothing
+should bill after the work is done.
 
 A rule of the run's state, its start time and its spec's ``ttl`` (tfcli/spec/ttl.py), so the scheduled CI job and a
 user at the terminal stop the same runs. Stopping is the ordinary ``stop``: results downloaded, then the stack
@@ -31,6 +32,23 @@ def reap_reason(
         up = (now - datetime.fromisoformat(started_at)).total_seconds()
         if up > ttl_seconds:
             return f"up {up / 3600:,.1f} h, past its ttl"
+    return None
+
+
+def cluster_reap_reason(
+    users: list[str], *, last_update_ended: str | None, ttl_seconds: int | None, now: datetime
+) -> str | None:
+    """Why a deployed shared cluster should be destroyed now, or None to leave it.
+
+    Only a cluster with a ``ttl``, only when idle — ``users``, the experiments and sweeps deployed on it, is empty
+    (a cluster in use is never destroyed) — and once its stack has been up longer than its ttl since its last update
+    ended (``last_update_ended``, an ISO time; None: unknown, or an update under way, left alone).
+    """
+    if ttl_seconds is None or users or not last_update_ended:
+        return None
+    up = (now - datetime.fromisoformat(last_update_ended)).total_seconds()
+    if up > ttl_seconds:
+        return f"idle shared cluster, up {up / 3600:,.1f} h since its last update, past its ttl"
     return None
 
 

@@ -183,6 +183,7 @@ def released_members(run: Run, plan: ResumePlan) -> list[ExperimentDir]:
 def write_budget(run: Run, plan: ResumePlan) -> None:
     """The raised budget in the run's resolved specs: ``experiment.yaml`` (every trial's), a sweep's ``sweep.yaml``,
     and the stack file (``tfcli:experiment`` or ``tfcli:sweep``, from which a GKE sweep's ConfigMap is made)."""
+    sync_sweep_budget(run)
     if not plan.extends:
         return
     from tfcli.spec.loader import to_yaml
@@ -205,6 +206,27 @@ def write_budget(run: Run, plan: ResumePlan) -> None:
             raised = definition.model_copy(update={"base": {**definition.base, **budget}})
             atomic_write_text(folder.sweep_file, sweep_yaml(raised))
             sweep_stack(run.project, raised).write()
+
+
+def sync_sweep_budget(run: Run) -> None:
+    """A sweep's ``max_cost`` as ``sweep.yaml`` has it now (raised by the user to continue the trials it paused),
+    written into every trial's ``experiment.yaml`` (``sweep_budget``), which the local queue's trainers read; a GKE
+    sweep's trials get it from the stack file, made from ``sweep.yaml`` at every start."""
+    if run.kind != "sweep":
+        return
+    from tfcli.spec.loader import to_yaml
+    from tfcli.spec.sweep_budget import SweepBudget, trial_sweep_budget
+    from trainer.files import atomic_write_text
+
+    definition = run.sweep().definition()
+    members = run.members()
+    data = trial_sweep_budget(definition.max_cost, sweep=run.name, trials=len(members))
+    budget = SweepBudget.model_validate(data) if data is not None else None
+    with run.locked():
+        for member in members:
+            spec = member.spec()
+            if spec.sweep_budget != budget:
+                atomic_write_text(member.spec_file, to_yaml(spec.model_copy(update={"sweep_budget": budget})))
 
 
 def check_experiment_resumable(run: Run, state: str, resumable: tuple[str, ...], plan: ResumePlan | None) -> None:

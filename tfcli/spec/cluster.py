@@ -17,6 +17,7 @@ from tfcli.spec.machines import (
     custom_shape_problem,
     machine_family,
 )
+from tfcli.spec.ttl import Ttl
 
 DEFAULT_GPU_TYPE = "nvidia-tesla-t4"
 _LOCATION = re.compile(r"^[a-z]+-[a-z]+[0-9]+(-[a-z])?$")
@@ -42,6 +43,9 @@ class Cluster(StrictModel):
     provisioning: Provisioning | None = Field(default=None, description="spot | on-demand | flex-start (from spot)")
     gpu_sharing: GpuSharing | None = None
     image: str | None = Field(default=None, description="the trainer image on this cluster (one built FROM tfcli's)")
+    # A shared cluster's time to live: `experiment reap` destroys it once no experiment or sweep is deployed on it
+    # and its stack has been up this long since its last update (tfcli/runs/reaping.py).
+    ttl: Ttl | None = None
 
     @field_validator("gpu_type")
     @classmethod

@@ -14,6 +14,7 @@ from tfcli.spec.environment import EnvironmentSpec
 from tfcli.spec.frequency import Frequency, SummaryFrequency
 from tfcli.spec.recording import AgentSummary, Recording
 from tfcli.spec.sweep_axes import get_dotted
+from tfcli.spec.sweep_budget import SweepBudget
 from tfcli.spec.ttl import Ttl
 
 RunMode = Literal["single", "multi-threaded", "distributed"]
@@ -69,6 +70,8 @@ class Experiment(StrictModel):
     hparams: list[str] | None = None
     # Set by a sweep with early stopping (tfcli/spec/early_stop.py): the trial prunes itself at its rungs.
     early_stop: TrialEarlyStop | None = None
+    # Set by a sweep with a max_cost (tfcli/spec/sweep_budget.py): the trial pauses once the sweep has cost that.
+    sweep_budget: SweepBudget | None = None
     # What a TensorForce agent file's saver, summarizer and recorder said (tfcli/spec/tensorforce_forms.py):
     # the newest complete checkpoints kept (None: 3), TensorForce's own summaries written (None: the trainer's
     # choice, trainer/agents.py), and episode traces recorded under results/traces/.

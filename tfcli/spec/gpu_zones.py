@@ -6,9 +6,12 @@ zonal (or Autopilot) cluster per billing account, never a regional one. A zone, 
 cluster asks for, which not every zone does.
 
 Source: Google Cloud, "GPU regions and zones availability"
-(https://cloud.google.com/compute/docs/gpus/gpu-regions-zones), the rows of the regions below, compiled on
-:data:`AS_OF`; cross-checked against ``gcloud compute accelerator-types list`` output for us-east1. Zones gain and
-lose GPUs: the table is a default's source, not a gate (a zone it does not list is still accepted).
+(https://cloud.google.com/compute/docs/gpus/gpu-regions-zones), the rows of the regions below as that page listed
+them when written (:data:`AS_OF`). The page itself could not be re-read from this project's machines (no network but
+the package registries, and no stored copy of it); what could be checked agrees: T4 in us-east1-c and us-east1-d
+(a `gcloud compute accelerator-types list` output of 2021 and GitLab's GPU-runner planning issue 16345). Check a row
+with ``gcloud compute accelerator-types list --filter="name=nvidia-tesla-t4 AND zone~REGION"``. Zones gain and lose
+GPUs: the table is a default's source, not a gate (a zone it does not list is still accepted).
 """
 
 from __future__ import annotations

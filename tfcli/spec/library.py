@@ -7,12 +7,12 @@ same name.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
 from tfcli.errors import InvalidInput
 from tfcli.spec.documents import SPEC_SUFFIXES, display_path
+from tfcli.spec.suggest import did_you_mean
 
 KINDS = ("experiments", "clusters", "agents", "networks", "environments", "sweeps")
 BUNDLED_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -66,8 +66,7 @@ class ConfigLibrary:
         if path is not None:
             return path
         names = self.names(kind)
-        close = difflib.get_close_matches(name.replace("_", "-"), names, n=3, cutoff=0.5)
-        hint = f" (did you mean {' or '.join(repr(n) for n in close)}?)" if close else ""
+        hint = did_you_mean(name, names)
         looked = ", ".join(
             f"the bundled {kind}" if folder == BUNDLED_CONFIGS else display_path(folder / kind)
             for folder in self.folders

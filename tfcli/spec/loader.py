@@ -21,6 +21,7 @@ from tfcli.spec.documents import display_path, read_document
 from tfcli.spec.errors import dotted, problems_of
 from tfcli.spec.experiment import REFERENCE_FIELDS, Experiment
 from tfcli.spec.library import ConfigLibrary, looks_like_path
+from tfcli.spec.suggest import did_you_mean
 from tfcli.spec.tensorforce_forms import translate_references
 
 SpecT = TypeVar("SpecT", Experiment, Cluster)
@@ -194,10 +195,15 @@ def load_any(reference: str | Path, *, library: ConfigLibrary | None = None) -> 
     library = library or ConfigLibrary.for_project()
     path = Path(reference)
     if not path.is_file() and not looks_like_path(str(reference)):
-        for kind in ("experiments", "clusters"):
-            if found := library.find(kind, str(reference)):
-                path = found
-                break
+        kinds = ("experiments", "clusters")
+        found = next((hit for kind in kinds if (hit := library.find(kind, str(reference)))), None)
+        if found is None:
+            names = [name for kind in kinds for name in library.names(kind)]
+            raise InvalidInput(
+                f"{reference}: no such file, and no experiment or cluster spec of that name"
+                f"{did_you_mean(str(reference), names)} in the library"
+            )
+        path = found
     data = read_document(path)
     if is_experiment_document(data):
         shown = display_path(path)

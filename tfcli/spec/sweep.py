@@ -11,6 +11,7 @@ A sweep file (``configs/sweeps/<name>.yaml``, or ``experiments/<sweep>/sweep.yam
     random_seed: 0               # which N (the draw is reproducible)
     parallel: null               # local trials at a time (default: what the cores fit)
     early_stop: null             # true or {reduction: 3, min_timesteps: T}: ASHA (tfcli/spec/early_stop.py)
+    max_cost: null               # dollars for all trials together, kept by the trials (tfcli/spec/sweep_budget.py)
 
 Trials are ordered combination by combination, seeds inside: trial ``k`` is combination ``k // seeds`` with seed
 ``k % seeds + 1``. On GKE trial ``k`` is the Indexed Job's completion index ``k``.
@@ -35,6 +36,7 @@ from tfcli.spec.early_stop import EarlyStopSettings, trial_early_stop
 from tfcli.spec.errors import problems_of
 from tfcli.spec.parallel import MIN_PARALLEL
 from tfcli.spec.sweep_axes import check_key, describe, numbers_as_numbers, set_dotted
+from tfcli.spec.sweep_budget import trial_sweep_budget
 
 if TYPE_CHECKING:
     from tfcli.spec.experiment import Experiment
@@ -58,6 +60,8 @@ class SweepFile(StrictModel):
     random_seed: int = Field(default=0, ge=0)
     parallel: int | None = Field(default=None, ge=MIN_PARALLEL, le=256)  # the rule of tfcli/spec/parallel.py
     early_stop: EarlyStopSettings | None = None
+    # Dollars for the whole sweep: each trial pauses once the sweep's trials have cost this much together.
+    max_cost: float | None = Field(default=None, gt=0)
 
     @field_validator("early_stop", mode="before")
     @classmethod
@@ -66,12 +70,13 @@ class SweepFile(StrictModel):
         return {} if value is True else None if value is False else value
 
     @model_serializer(mode="wrap")
-    def _without_unset_early_stop(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A sweep without early stopping is written as before the key existed (its sweep.yaml and stack config
-        stay the same text, so an existing sweep still reads as the same definition)."""
+    def _without_unset_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A sweep without early stopping or a budget is written as before those keys existed (its sweep.yaml and
+        stack config stay the same text, so an existing sweep still reads as the same definition)."""
         data: dict[str, Any] = handler(self)
-        if data.get("early_stop") is None:
-            data.pop("early_stop", None)
+        for key in ("early_stop", "max_cost"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
 
     @field_validator("axes")
@@ -198,11 +203,15 @@ def expand(sweep: SweepFile, base: dict[str, Any], shown: str) -> list[Trial]:
         base=with_constants(base, sweep.axes),
         shown=shown,
     )
+    budget = trial_sweep_budget(sweep.max_cost, sweep=sweep.name, trials=count)
     for number, combination in enumerate(combos):
-        data = {key: value for key, value in base.items() if key != "early_stop"}  # a base's names another sweep
+        # a base's early_stop or sweep_budget names another sweep
+        data = {key: value for key, value in base.items() if key not in ("early_stop", "sweep_budget")}
         data["hparams"] = hparams
         if early_stop is not None:
             data["early_stop"] = early_stop
+        if budget is not None:
+            data["sweep_budget"] = budget
         for key, value in combination.items():
             try:
                 data = set_dotted(data, key, value)

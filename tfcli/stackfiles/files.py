@@ -45,6 +45,7 @@ from infra.config_keys import (
 from tfcli.errors import InvalidInput
 from tfcli.project import ProjectDir
 from tfcli.spec.documents import display_path, parse, read_text
+from tfcli.spec.suggest import did_you_mean
 from trainer.files import atomic_write_text
 
 if TYPE_CHECKING:
@@ -220,12 +221,18 @@ def cluster_spec(project: ProjectDir, name: str) -> Cluster:
 
     stack_file = StackFile.read(stack_path(project, name))
     if stack_file is None or stack_file.kind != "cluster":
-        known = ", ".join(cluster_names(project)) or "none yet"
-        raise InvalidInput(
-            f"--cluster: no shared cluster named '{name}' in this project (known: {known})",
-            hint="create one with `tfcli cluster create -f SPEC -c NAME`",
-        )
+        raise unknown_cluster(project, name)
     return resolve_cluster(stack_file.config[CLUSTER_KEY], shown=f"{display_path(stack_file.path)}: {CLUSTER_KEY}")
+
+
+def unknown_cluster(project: ProjectDir, name: str) -> InvalidInput:
+    """The answer to a ``--cluster`` naming no shared cluster of the project: the close names, then all of them."""
+    names = cluster_names(project)
+    return InvalidInput(
+        f"--cluster: no shared cluster named '{name}'{did_you_mean(name, names)} in this project"
+        f" (known: {', '.join(names) or 'none yet'})",
+        hint="create one with `tfcli cluster create -f SPEC -c NAME`",
+    )
 
 
 def shared_cluster_of(

@@ -13,6 +13,7 @@ from tfcli.errors import InvalidInput
 from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.store import SWEEP_FILE, ExperimentDir, ExperimentStore, RunFolder, checked_name
 from tfcli.spec.documents import display_path, read_document
+from tfcli.spec.suggest import did_you_mean
 from tfcli.spec.sweep import SweepFile, Trial, expand, grid_size, read_sweep_file, trial_name
 from tfcli.sweeps.labels import refuse_relabelled
 
@@ -61,10 +62,13 @@ def get_sweep(store: ExperimentStore, name: str) -> SweepDir:
     """An existing sweep; an unknown name is an ``InvalidInput`` listing the known ones."""
     sweep = sweep_dir(store, name)
     if not sweep.exists():
-        known = ", ".join(sweep_names(store)) or "none yet"
+        names = sweep_names(store)
         raise InvalidInput(
-            f"no sweep named '{name}' in this project (known: {known})",
-            hint="create one with `tfcli experiment sweep -f SPEC -n NAME --set KEY=V1,V2 --seeds K`",
+            f"no sweep named '{name}'{did_you_mean(name, names)} in this project"
+            f" (known: {', '.join(names) or 'none yet'})",
+            hint=f"'{name}' is an experiment: name it with `-e {name}`"
+            if name in store.names()
+            else "create one with `tfcli experiment sweep -f SPEC -n NAME --set KEY=V1,V2 --seeds K`",
         )
     return sweep
 

@@ -11,6 +11,13 @@ would be started again by the Job and pause again at once, keeping a GPU node up
 trials at their limit never fail the sweep's Job as a shared fault would. Raising ``max_cost`` and starting the
 experiment again (``resume -s`` for a sweep, whose new Job runs such a trial again) continues it from the checkpoint.
 
+**A sweep's budget** (the sweep file's ``max_cost``, written into each trial's spec as ``sweep_budget``): the hook
+also adds what the sweep's other trials have cost, from the files they published in the shared results folder
+(:mod:`trainer.hooks.sweep_spend`), and pauses the trial once the trials together reach the sweep's limit, exactly as at
+its own limit (``status: paused``, a ``max_cost reached`` reason naming the sweep; a GKE trial exits 0). A trial the
+sweep's limit already holds ends before anything is built (:func:`sweep_spent`). Raising the sweep's ``max_cost``
+and ``resume -s`` continues them: one rule, kept by the trials, locally and on GKE.
+
 The price covers the run's time in training, not the minutes of scheduling and start-up around it: a floor of what
 the run cost, which is what a limit needs to be safe to leave unattended only with a margin (``status`` warns at 80 %).
 """
@@ -19,9 +26,14 @@ from __future__ import annotations
 
 import logging
 import math
+from pathlib import Path
 
 from tfcli.spec.outcomes import COST_LIMIT_REASON
+from tfcli.spec.sweep_budget import SweepBudget
+from trainer.budget import counted_usd
 from trainer.hooks import Hook
+from trainer.hooks.sweep_spend import SweepSpend, trained_seconds
+from trainer.results import Result
 from trainer.signals import StopRequest
 from trainer.state import RunState
 
@@ -49,24 +61,58 @@ def cost_limit_reason(accrued: float, max_cost: float) -> str:
 
 
 class CostLimit(Hook):
-    """Requests a stop once ``hourly_price`` x training wall time reaches ``max_cost``."""
+    """Requests a stop once ``hourly_price`` x training wall time reaches ``max_cost`` (None: the run has no limit
+    of its own), or once the sweep's trials together reach its limit (``sweep``)."""
 
-    def __init__(self, max_cost: float, hourly_price: float, stop: StopRequest) -> None:
+    def __init__(
+        self, max_cost: float | None, hourly_price: float, stop: StopRequest, sweep: SweepSpend | None = None
+    ) -> None:
         self.max_cost = max_cost
         self.hourly_price = hourly_price
+        self.sweep = sweep
         self._stop = stop
 
     def accrued(self, state: RunState) -> float:
         """Dollars the run has cost so far (all its segments)."""
-        return self.hourly_price * state.wall_seconds / 3600
+        return counted_usd(self.hourly_price, state.wall_seconds)
 
     def check(self, state: RunState) -> None:
-        """Ask for the stop when the limit is reached (also before the first step of a resumed run)."""
+        """Ask for the stop when a limit is reached (also before the first step of a resumed run)."""
+        if self._stop.requested:
+            return
         accrued = self.accrued(state)
-        if accrued >= self.max_cost and not self._stop.requested:
+        reason = None
+        if self.max_cost is not None and accrued >= self.max_cost:
             reason = cost_limit_reason(accrued, self.max_cost)
+        elif self.sweep is not None:
+            reason = self.sweep.spent(accrued)
+        if reason is not None:
             log.warning("%s: checkpointing and pausing; raise max_cost to continue", reason)
             self._stop.request(reason)
 
     def after_step(self, state: RunState) -> None:
         self.check(state)
+
+
+def cost_limit(
+    max_cost: float | None, budget: SweepBudget | None, name: str, output: Path, price: float | None, stop: StopRequest
+) -> CostLimit | None:
+    """The hook for a run with a price and a limit (its own ``max_cost``, its sweep's, or both); None otherwise."""
+    if not price or (max_cost is None and budget is None):
+        return None
+    return CostLimit(max_cost, price, stop, SweepSpend(budget, name, output, price) if budget is not None else None)
+
+
+def sweep_spent(output: Path, budget: SweepBudget | None, name: str, price: float | None) -> Result | None:
+    """A trial whose sweep's trials together have already cost the sweep's ``max_cost``: before anything is built,
+    its ``result.json`` says ``paused`` with the reason (its counters kept) and the result is returned for the exit
+    code; None when it may train. A trial started by a queue or a worker after the budget ran out ends in a second."""
+    if budget is None or not price:
+        return None
+    own = counted_usd(price, trained_seconds(output))
+    reason = SweepSpend(budget, name, output, price).spent(own)
+    if reason is None:
+        return None
+    result = Result.ended_before_start(output, "paused", reason=reason)
+    result.write(output)
+    return result

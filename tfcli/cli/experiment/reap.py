@@ -10,7 +10,8 @@ from tfcli.cli.context import CliContext
 
 
 def reap() -> None:
-    """Stop (download, then destroy) every GKE experiment that completed, paused at max_cost or is past its ttl.
+    """Stop (download, then destroy) every GKE experiment that completed, paused at max_cost or is past its ttl;
+    then destroy every idle shared cluster past its ttl.
 
     Exit 1 when one could not be stopped (the others still are)."""
     from datetime import UTC, datetime
@@ -18,7 +19,7 @@ def reap() -> None:
     ctx = CliContext()
     reaped = ctx.backends.reap(ctx.store, now=datetime.now(UTC))
     if not reaped:
-        out().print("Nothing to reap: no GKE experiment has ended or outlived its ttl.")
+        out().print("Nothing to reap: no GKE experiment has ended or outlived its ttl, no idle cluster its ttl.")
     for one in reaped:
         (err() if one.error else out()).print(one.summary(), markup=False)
     if any(one.error for one in reaped):

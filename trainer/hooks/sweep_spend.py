@@ -1,0 +1,96 @@
+"""What a sweep's trials have cost together, read by each trial from what its siblings published (docs/design.md
+§6.5, "A sweep's budget"), so that the sweep's ``max_cost`` holds with no process on the user's machine.
+
+A sibling's cost is the run price times its training time (:func:`trainer.budget.counted_usd`, the one rule a
+trial's own ``max_cost`` counts by too): every trial of a sweep has the same price (one ``TFCLI_HOURLY_PRICE`` in the
+GKE sweep's pod template; locally, the environment's), so the sum needs only each sibling's training seconds. Those
+come from the files the sibling writes anyway: ``result.json``'s ``wall_seconds`` (a trial that ended) and the last
+line of ``progress.jsonl`` (a trial that trains: each finished episode's ``wall_seconds``, segments included). The
+larger counts; a sibling's figure never goes down, so the largest ever read is kept, and an unreadable file
+(missing, half published, ``ESTALE`` on the GCS FUSE mount: any ``OSError``) is "no more than last time".
+
+A floor, as the trial's own figure is: a sibling's episode under way, and on GKE what it wrote since it last
+published its progress (60 s, ``TFCLI_PUBLISH_SECONDS``) plus the mount's metadata TTL (10 s), are not seen yet.
+Siblings are read again every :data:`RECHECK_SECONDS`, not at every step.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from tfcli.spec.outcomes import COST_LIMIT_REASON
+from tfcli.spec.sweep_budget import SweepBudget
+from trainer.budget import counted_usd
+from trainer.hooks.early_stop import sibling_folder
+from trainer.result_file import read_result
+
+RECHECK_SECONDS = 10.0  # the results mount's metadata TTL: a sooner read would see what the mount cached
+TAIL_BYTES = 4096  # enough for the last progress line (about 120 bytes)
+
+
+def _last_wall_seconds(progress: Path) -> float:
+    """The ``wall_seconds`` of the last complete line of a ``progress.jsonl`` (0 without one)."""
+    with open(progress, "rb") as handle:
+        handle.seek(0, 2)
+        size = handle.tell()
+        handle.seek(max(0, size - TAIL_BYTES))
+        tail = handle.read()
+    for line in reversed(tail[: tail.rfind(b"\n") + 1].splitlines()):
+        try:
+            return float(json.loads(line)["wall_seconds"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    return 0.0
+
+
+def _result_wall_seconds(folder: Path) -> float:
+    value = read_result(folder).get("wall_seconds", 0.0)
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+def trained_seconds(folder: Path) -> float:
+    """The training seconds a trial's results folder shows (0 when nothing in it can be read)."""
+    seconds = 0.0
+    for read in (_result_wall_seconds, lambda f: _last_wall_seconds(f / "progress.jsonl")):
+        try:
+            seconds = max(seconds, read(folder))
+        except (OSError, ValueError):
+            continue
+    return seconds
+
+
+def sweep_reason(total: float, budget: SweepBudget) -> str:
+    """``result.json``'s ``reason`` for a trial the sweep's budget paused (it starts as a trial's own cost limit's
+    does, so every reader takes it as paused at ``max_cost``: :func:`tfcli.spec.outcomes.paused_at_cost_limit`)."""
+    return f"{COST_LIMIT_REASON} (${total:,.2f} of ${budget.max_cost:,.2f}: sweep {budget.sweep}, all its trials)"
+
+
+class SweepSpend:
+    """The sweep's cost as trial ``own`` (results in ``output``) sees it: its siblings' published cost plus its own."""
+
+    def __init__(self, budget: SweepBudget, own: str, output: Path, hourly_price: float) -> None:
+        self.budget, self.hourly_price = budget, hourly_price
+        output = output.absolute()
+        found = {name: sibling_folder(output, own, name) for name in budget.siblings(own)}
+        self.folders = {name: folder for name, folder in found.items() if folder is not None}
+        self.seen: dict[str, float] = dict.fromkeys(self.folders, 0.0)
+        self.read_at: float | None = None
+
+    def siblings_usd(self, now: float | None = None) -> float:
+        """What the siblings have cost, read again once :data:`RECHECK_SECONDS` have passed since the last read."""
+        now = time.monotonic() if now is None else now
+        if self.read_at is None or now - self.read_at >= RECHECK_SECONDS:
+            self.read_at = now
+            for name, folder in self.folders.items():
+                self.seen[name] = max(self.seen[name], trained_seconds(folder))
+        return counted_usd(self.hourly_price, sum(self.seen.values()))
+
+    def total(self, own_usd: float, now: float | None = None) -> float:
+        return own_usd + self.siblings_usd(now)
+
+    def spent(self, own_usd: float, now: float | None = None) -> str | None:
+        """The reason to pause when the sweep's trials together reached its ``max_cost`` (None below it)."""
+        total = self.total(own_usd, now)
+        return sweep_reason(total, self.budget) if total >= self.budget.max_cost else None
