@@ -49,6 +49,7 @@ from typing import Any
 import yaml
 
 from bench.processes import descendants, memory_available, rss_bytes
+from trainer.result_file import read_result
 
 EXPERIMENT = "space-invaders-dqn"
 ENVIRONMENTS = 4
@@ -131,8 +132,7 @@ class Run:
         return self.folder / "results"
 
     def result(self) -> dict[str, Any]:
-        path = self.results / "result.json"
-        return json.loads(path.read_text()) if path.exists() else {}
+        return read_result(self.results)
 
     def spec(self) -> dict[str, Any]:
         data: dict[str, Any] = yaml.safe_load((self.folder / "experiment.yaml").read_text())

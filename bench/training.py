@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from trainer.result_file import read_result
+
 CASES: dict[str, dict[str, Any]] = {
     "single": {"overrides": {"run_mode": "single"}, "environments": "auto"},
     "multi-threaded, 4 envs, in-process": {
@@ -68,7 +70,7 @@ def measure(case: str, timesteps: int, agent_summaries: bool) -> tuple[float, fl
         if not agent_summaries:
             command.append("--no-agent-summaries")
         subprocess.run(command, check=True, capture_output=True, cwd=ROOT)
-        result = json.loads((output / "result.json").read_text())
+        result = read_result(output)
         lines = [json.loads(line) for line in (output / "progress.jsonl").read_text().splitlines()]
     start = min(lines, key=lambda line: abs(line["timesteps"] - 0.2 * timesteps))
     end = lines[-1]

@@ -20,6 +20,7 @@ from infra.config_keys import CLUSTER_KEY, EXPERIMENT_KEY, HELD_TRIALS_KEY, PARA
 from infra.stack_config import StackSettings, config_int, config_mapping, config_where, settings_from_config
 from tfcli.errors import InvalidInput
 from tfcli.spec import ConfigLibrary, Experiment
+from tfcli.spec.parallel import checked_parallel
 
 
 @dataclass(frozen=True)
@@ -78,9 +79,9 @@ def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transpo
         stack=stack,
         transport_token=transport_token,
     )
-    parallelism = config_int(stack, PARALLELISM_KEY, config.get(PARALLELISM_KEY))
-    if parallelism is not None and parallelism < 1:
-        raise InvalidInput(f"{config_where(stack, PARALLELISM_KEY)}: at least 1, got {parallelism}")
+    parallelism = checked_parallel(
+        config_int(stack, PARALLELISM_KEY, config.get(PARALLELISM_KEY)), config_where(stack, PARALLELISM_KEY)
+    )
     held = held_trials(stack, config.get(HELD_TRIALS_KEY), len(trials))
     rerun = config_int(stack, RERUN_KEY, config.get(RERUN_KEY)) or 0
     return SweepSettings(settings, sweep.name, trials, parallelism or default_parallelism(trials), held, rerun)

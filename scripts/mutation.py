@@ -55,6 +55,9 @@ MODULES: dict[str, list[str]] = {
     "trainer/sweep_queue.py": ["tests/trainer/test_sweep_queue.py"],
     "trainer/trial_sections.py": ["tests/trainer/test_trial_sections.py"],
     "tfcli/spec/suggest.py": ["tests/spec/test_suggest.py"],
+    "trainer/result_file.py": ["tests/trainer/test_result_file.py"],
+    "tfcli/spec/parallel.py": ["tests/spec/test_parallel.py"],
+    "tfcli/experiments/spec_view.py": ["tests/spec/test_spec_view.py"],
 }
 
 # A module whose pure rules share the file with I/O: only these of its functions are mutated (as mutmut names them:
@@ -98,8 +101,6 @@ EQUIVALENT: dict[str, str] = {
         "files it reads are json.dumps output, ASCII only"
         for n in (1, 3)
     },
-    "trainer.rung_scores.x__status__mutmut_14": "a status that is not a string is returned as is: it is not in "
-    "ENDED either way, the only use",
     "trainer.rung_scores.xǁRungScoresǁscore__mutmut_2": "'if reached(...) or True': reached() has run either way, "
     "and a score not reached is not in _known, so .get gives None as the else branch does",
     "tfcli.spec.sweep_axes.x_scalar__mutmut_5": "lstrip('XX+-XX') strips the same as lstrip('+-'): the text was "

@@ -13,6 +13,17 @@ from tfcli.cli.app import app
 
 runner = CliRunner()
 
+# The smallest PPO that still trains on CartPole (an update every 2 episodes), as a spec's flow-style YAML.
+TINY_PPO = "{agent: ppo, batch_size: 2, network: [{type: dense, size: 8, activation: tanh}]}"
+
+
+def tiny_spec(name: str, timesteps: int, *, saver: str | None = "100t") -> str:
+    """A CartPole experiment spec (YAML text) with :data:`TINY_PPO`: ``timesteps`` long, checkpointed every
+    ``saver`` (None: the default frequency), for the journeys that start, pause, kill and resume real runs."""
+    lines = [f"name: {name}", "environment: cartpole", f"agent: {TINY_PPO}", f"total_timesteps: {timesteps}"]
+    lines += [f"saver_frequency: {saver}"] if saver else []
+    return "\n".join(lines) + "\n"
+
 
 def invoke(*args: str) -> tuple[int, str, str]:
     """``tfcli ARGS...``: the exit code, stdout and stderr."""
@@ -49,21 +60,15 @@ def wait_for(predicate: Callable[[], object], timeout: float = 180.0, what: str 
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def tiny_sweep(*, target_return: float | None = None) -> str:
-    """A sweep file of 2 learning rates x 2 seeds of a 300-timestep CartPole PPO: four trials in seconds."""
-    target = f"\n  target_return: {target_return:g}" if target_return is not None else ""
-    return f"""\
-name: tiny
-base:
-  name: tiny
-  environment: cartpole
-  agent: {{agent: ppo, batch_size: 2, network: [{{type: dense, size: 8, activation: tanh}}]}}
-  total_timesteps: 300
-  saver_frequency: 100t{target}
-axes:
-  agent.learning_rate: [1e-3, 3e-3]
-seeds: 2
-"""
+def tiny_sweep(
+    name: str = "tiny", timesteps: int = 300, *, seeds: int | None = 2, target_return: float | None = None
+) -> str:
+    """A sweep file of :func:`tiny_spec` over 2 learning rates x ``seeds`` seeds (None: the file names none, so one);
+    the defaults, four 300-timestep trials, run in seconds."""
+    target = f"target_return: {target_return:g}\n" if target_return is not None else ""
+    base = "".join(f"  {line}\n" for line in (tiny_spec(name, timesteps) + target).splitlines())
+    text = f"name: {name}\nbase:\n{base}axes:\n  agent.learning_rate: [1e-3, 3e-3]\n"
+    return text + (f"seeds: {seeds}\n" if seeds is not None else "")
 
 
 def early_stop_sweep(name: str = "asha", *, hopeless_first: bool = False) -> str:

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import mfusepy as fuse
+from process_kit import stop_process
 
 NEGATIVE_TTL = 5.0  # metadata-cache:negative-ttl-secs, gcsfuse's default
 
@@ -379,12 +380,7 @@ def mounted(bucket: str, mountpoint: Path, *, ttl: float | None = 60.0, log: Pat
         yield mountpoint
     finally:
         subprocess.run(["umount", "-l", str(mountpoint)], check=False, capture_output=True)
-        daemon.terminate()
-        try:
-            daemon.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait()
+        stop_process(daemon, timeout=10)
         DAEMONS.pop(mountpoint, None)
 
 

@@ -30,6 +30,7 @@ from tfcli.runs.reaping import Reaped, reap_reason
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.resuming import FLAGS, ResumeOptions, plan_resume, write_budget
 from tfcli.runs.run import Run
+from tfcli.spec.parallel import checked_parallel
 from tfcli.stackfiles.files import stack_path
 from tfcli.sweeps.status import SweepStatus
 
@@ -87,6 +88,8 @@ class Backends:
         """Start ``run`` here (``local``) or where the project's default is; ``resume``: only a resumable one."""
         refuse_alone(run, "start")
         self.check_start(run.project, local=local, shared_cluster=options.shared_cluster)
+        if run.kind == "sweep":
+            checked_parallel(options.parallel)  # one rule for both backends (an experiment ignores it)
         if resume:
             self.of(run).check_resumable(run)
         backend = self.named("local" if local else run.project.settings.default_backend)
@@ -301,11 +304,10 @@ def results_here(run: Run, status: Status) -> bool:
 
 def unknown(run: Run, error: TfcliError) -> Status:
     """A status that could not be read, with the reason's first line."""
-    spec = run.experiment().spec_data()
     return Status(
         name=run.name,
         backend=run.record.backend or "gke",
-        run_mode=str(spec.get("run_mode", "single")),
+        run_mode=run.experiment().spec_view().run_mode,
         state="unknown",
         timesteps=0,
         episodes=0,

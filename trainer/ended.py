@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from trainer.budget import Budget
+from trainer.result_file import read_result
 
-RESULT = "result.json"
 # In a pruned trial's folder once ``resume --include-pruned`` released it (and kept there: a released trial that
 # pauses, is preempted or crashes resumes without early stop, trainer/hooks/early_stop.py).
 RELEASED = "early_stop_released"
@@ -38,14 +38,6 @@ class Ended:
     message: str
 
 
-def previous_result(output: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((output / RESULT).read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def release_note(result: dict[str, Any]) -> str:
     """What ``early_stop_released`` holds: the pruning it overrides (its reason and timesteps)."""
     return json.dumps({"pruned": result.get("reason"), "timesteps": result.get("timesteps")})
@@ -55,12 +47,12 @@ def release(output: Path) -> None:
     """Release the pruned run in ``output`` to train on (``resume --include-pruned``, on this machine)."""
     from trainer.files import atomic_write_text
 
-    atomic_write_text(output / RELEASED, release_note(previous_result(output)))
+    atomic_write_text(output / RELEASED, release_note(read_result(output)))
 
 
 def nothing_to_train(output: Path, budget: Budget) -> Ended | None:
     """Whether the run in ``output`` ends at once (None: train, or continue, as usual)."""
-    result = previous_result(output)
+    result = read_result(output)
     status = str(result.get("status", ""))
     if status == "pruned" and not (output / RELEASED).is_file():
         why = f" ({result['reason']})" if result.get("reason") else ""

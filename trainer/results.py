@@ -10,16 +10,15 @@ time.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from tfcli.spec.outcomes import EXIT_COMPLETED, EXIT_COST_LIMIT, EXIT_FAILED, EXIT_PAUSED, paused_at_cost_limit
 from trainer.files import atomic_write_json
+from trainer.result_file import FILENAME, read_result
 from trainer.state import RunState
 
-FILENAME = "result.json"
 # A pruned trial has ended for good: exit 0, so that its Job index completes and is not run again.
 EXIT_CODES = {"completed": EXIT_COMPLETED, "pruned": EXIT_COMPLETED, "paused": EXIT_PAUSED, "failed": EXIT_FAILED}
 # ... except a sweep's trial (``--output-parent``, a GKE sweep's slot): exit 0 ends its index of the Indexed Job
@@ -91,11 +90,11 @@ class Result:
     ) -> Result:
         """A run that ended ``status`` before it trained: the counters of the ``result.json`` already in ``output``
         (zeros without one), with the new ending."""
+        previous = read_result(output)
         try:
-            previous = json.loads((output / FILENAME).read_text(encoding="utf-8"))
             kept = {name: previous[name] for name in _COUNTS}
             return cls(status=status, error=error, reason=reason, **kept)
-        except (OSError, ValueError, KeyError, TypeError):  # none yet (or unreadable): nothing to keep
+        except (KeyError, TypeError):  # none yet (or unreadable, or without the counts): nothing to keep
             return cls.of(status, RunState(), error=error, reason=reason)
 
     def write(self, output: Path) -> None:
@@ -107,11 +106,8 @@ def checkpointed_timesteps(output: Path) -> int:
     ``failed``). Every other ending saves a checkpoint before the result is written
     (trainer/hooks/checkpointing.py), so such a result says a checkpoint existed — the evidence for folders from
     before :data:`trainer.checkpoints.CHECKPOINTED`; a failed run may have failed before its first one."""
-    try:
-        data = json.loads((output / FILENAME).read_text(encoding="utf-8"))
-        value, status = data.get("timesteps", 0), data.get("status")
-    except (OSError, ValueError, AttributeError):
-        return 0
+    data = read_result(output)
+    value, status = data.get("timesteps", 0), data.get("status")
     return value if isinstance(value, int) and value > 0 and status != "failed" else 0
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tfcli.spec.early_stop import TrialEarlyStop
 from trainer.files import atomic_write_text
+from trainer.result_file import read_result, result_status
 from trainer.rungs import combination_score
 
 FOLDER = "rungs"
@@ -106,12 +107,7 @@ ENDED = ("completed", "pruned", "failed")  # a trial in one of these states reac
 
 def _status(folder: Path, read: Reader) -> str | None:
     """A trial's ``result.json`` status (None: none yet, or unreadable right now)."""
-    try:
-        data = json.loads(read(folder / "result.json"))
-    except (OSError, ValueError):
-        return None
-    status = data.get("status") if isinstance(data, dict) else None
-    return status if isinstance(status, str) else None
+    return result_status(read_result(folder, read))
 
 
 class SweepRungs:

@@ -26,6 +26,7 @@ from typing import Any
 from tfcli.spec.early_stop import TrialEarlyStop
 from tfcli.spec.outcomes import EXIT_PAUSED
 from trainer.files import atomic_write_json
+from trainer.result_file import FILENAME
 from trainer.rung_scores import SweepRungs
 from trainer.rungs import judge
 
@@ -87,7 +88,7 @@ def decide_waiting(
         return None
     now = standing(rungs, own, rung)
     if now.decision == "prune":
-        atomic_write_json(output / "result.json", {**result, "status": "pruned", "reason": now.words})
+        atomic_write_json(output / FILENAME, {**result, "status": "pruned", "reason": now.words})
         return 0, f"pruned after {int(result.get('timesteps', 0)):,} timesteps: {now.words}"
     if now.decision == "wait" and may_wait():
         return EXIT_PAUSED, f"still {now.words}"

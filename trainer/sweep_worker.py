@@ -37,6 +37,8 @@ from typing import Any
 
 from tfcli.spec.early_stop import TrialEarlyStop
 from tfcli.spec.outcomes import EXIT_PAUSED
+from trainer.result_file import FILENAME as RESULT
+from trainer.result_file import read_result
 from trainer.rung_scores import SweepRungs
 from trainer.rung_wait import WAIT_ENV, standing, waiting_rung
 from trainer.sweep_claims import Claims, ClaimState, claims_folder
@@ -114,11 +116,7 @@ class Worker:
         return views
 
     def _result(self, name: str) -> dict[str, Any]:
-        try:
-            data = json.loads(self.read(self.parent / name / "result.json"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_result(self.parent / name, self.read)
 
     def run(self) -> int:
         """Train until every trial has ended (0), or until stopped by a signal (143)."""
@@ -180,7 +178,7 @@ class Worker:
             return
         from google.api_core.exceptions import PreconditionFailed
 
-        blob = self.bucket.blob(f"{self.prefix}/{name}/result.json")
+        blob = self.bucket.blob(f"{self.prefix}/{name}/{RESULT}")
         body = json.dumps({"status": "failed", "error": why}) + "\n"
         with contextlib.suppress(PreconditionFailed):  # the trainer's own came first
             blob.upload_from_string(body, content_type="application/json", if_generation_match=0)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_kit import invoke
+from cli_kit import invoke, tiny_spec
 from disk_kit import fill_disk
 from typer.testing import CliRunner
 
@@ -16,12 +16,7 @@ from tfcli.cli.app import app
 from tfcli.errors import TfcliError
 from tfcli.spec.library import PROJECT_FILE
 
-SPEC = """\
-name: tiny
-environment: cartpole
-agent: {agent: ppo, batch_size: 2, network: [{type: dense, size: 8, activation: tanh}]}
-total_timesteps: 300
-"""
+SPEC = tiny_spec("tiny", 300, saver=None)
 
 
 @pytest.fixture

@@ -13,19 +13,13 @@ import signal
 from pathlib import Path
 
 import pytest
-from cli_kit import invoke, status, wait_for
+from cli_kit import invoke, status, tiny_spec, wait_for
 
 from tfcli.experiments.store import ExperimentDir
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
-SPEC = """\
-name: grow
-environment: cartpole
-agent: {agent: ppo, batch_size: 2, network: [{type: dense, size: 8, activation: tanh}]}
-total_timesteps: 300
-saver_frequency: 100t
-"""
+SPEC = tiny_spec("grow", 300)
 
 
 def checkpoint_past(results: Path, timesteps: int) -> bool:

@@ -56,6 +56,7 @@ def test_experiment_new_agent_and_environment_files_by_path(lab: Path) -> None:
     )
 
 
+@pytest.mark.slow  # a trainer process (README "Development")
 def test_experiment_new_s_starts_it(lab: Path) -> None:
     code, stdout, stderr = invoke("experiment", "new", "-n", "go", "-A", "ppo", "-E", "cartpole", "-t", "64", "-s")
     assert code == 0, stdout + stderr

@@ -7,21 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cli_kit import invoke, states, sweep_status, wait_for
+from cli_kit import invoke, states, sweep_status, tiny_sweep, wait_for
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
-LONG_SWEEP = """\
-name: busy
-base:
-  name: busy
-  environment: cartpole
-  agent: {agent: ppo, batch_size: 2, network: [{type: dense, size: 8, activation: tanh}]}
-  total_timesteps: 200000
-  saver_frequency: 100t
-axes:
-  agent.learning_rate: [1e-3, 3e-3]
-"""
+LONG_SWEEP = tiny_sweep("busy", 200000, seeds=None)
 
 
 def snapshot(lab: Path) -> dict[str, bytes]:

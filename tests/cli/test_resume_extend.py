@@ -13,31 +13,15 @@ from typing import Any
 
 import pytest
 import yaml
-from cli_kit import invoke, states, sweep_status, wait_for
+from cli_kit import invoke, states, sweep_status, tiny_spec, tiny_sweep, wait_for
 
 from trainer.output_lock import holder
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
-TWO_TRIALS = """\
-name: duo
-base:
-  name: duo
-  environment: cartpole
-  agent: {agent: ppo, batch_size: 2, network: [{type: dense, size: 8, activation: tanh}]}
-  total_timesteps: 300
-  saver_frequency: 100t
-axes:
-  agent.learning_rate: [1e-3, 3e-3]
-"""
+TWO_TRIALS = tiny_sweep("duo", 300, seeds=None)
 LONGER = 3000
-ONE = """\
-name: solo
-environment: cartpole
-agent: {agent: ppo, batch_size: 2, network: [{type: dense, size: 8, activation: tanh}]}
-total_timesteps: 300
-saver_frequency: 100t
-"""
+ONE = tiny_spec("solo", 300)
 
 
 def results(lab: Path, name: str) -> Path:

@@ -74,6 +74,7 @@ def lifecycle(request: pytest.FixtureRequest, project: Path, monkeypatch: pytest
     return backend, run, train
 
 
+@pytest.mark.slow  # a trainer process and a fake-pulumi journey (README "Development")
 def test_one_lifecycle_through_the_backend_interface(lifecycle: Lifecycle) -> None:
     backend, run, train = lifecycle
     started = backend.start(run, StartOptions())

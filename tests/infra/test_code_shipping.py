@@ -68,6 +68,7 @@ def jobs(objects: dict[tuple[str, str], dict[str, Any]]) -> dict[str, dict[str, 
     return {name.rsplit("-", 1)[0]: job for (kind, name), job in objects.items() if kind == "Job"}
 
 
+@pytest.mark.slow  # trainer processes (README "Development")
 def test_the_rendered_pods_import_the_shipped_code_and_train(
     code_project: Path, tmp_path: Path, gcs: Any, gcsfuse: Callable[..., Path]
 ) -> None:

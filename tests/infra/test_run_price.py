@@ -146,6 +146,7 @@ def test_a_sweep_with_a_budget_of_its_own_gives_every_trial_the_price_and_the_bu
     assert budgets == [{"sweep": "cartpole-lr", "trials": 9, "max_cost": 20.0}] * 9
 
 
+@pytest.mark.slow  # a trainer process (README "Development")
 def test_a_trial_pod_pauses_itself_at_its_max_cost_with_exit_0(tmp_path: Path) -> None:
     """Trial 0's pod as a process, with the env and args the Job gives it: the trainer counts the price against its
     max_cost (it no longer says "this run has none"), pauses and exits 0 (``--output-parent``: a sweep's slot), which

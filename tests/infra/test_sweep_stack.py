@@ -131,6 +131,7 @@ def expand(argument: str, env: dict[str, str]) -> str:
     return re.sub(r"\$\((\w+)\)", lambda match: env[match[1]], argument)
 
 
+@pytest.mark.slow  # trainer processes (README "Development")
 def test_the_pods_run_as_local_processes_train_the_trial_of_their_index(tmp_path: Path) -> None:
     config = {"gcp:project": PROJECT, "gcp:zone": ZONE, "tfcli:sweep": TINY}
     sweep = sweep_settings_from_config(config, stack="pods")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from process_kit import stop_process
 
 from tfcli.spec import ConfigLibrary, Experiment, load_experiment, to_yaml
 from tfcli.spec.library import BUNDLED_CONFIGS
@@ -126,7 +127,7 @@ def env_workers(experiment: Experiment, folder: Path) -> Iterator[tuple[tuple[st
                 text=True,
                 env={**env, "JOB_COMPLETION_INDEX": str(index)},  # seeded as environment `index`, as on GKE
             )
-            stack.callback(_stop, process)
+            stack.callback(stop_process, process, 15)
             processes.append(process)
         addresses = []
         for process in processes:
@@ -136,16 +137,6 @@ def env_workers(experiment: Experiment, folder: Path) -> Iterator[tuple[tuple[st
             assert found, f"env-worker did not start: {line!r}"
             addresses.append((found.group(1), int(found.group(2))))
         yield tuple(addresses)
-
-
-def _stop(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        process.terminate()
-    try:
-        process.communicate(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
 
 
 def read_result(output: Path) -> dict[str, Any]:

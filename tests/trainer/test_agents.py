@@ -97,6 +97,7 @@ def test_shared_agents_observe_on_their_update_schedule(
     assert "config" not in alone  # one environment: TensorForce's own default already follows the schedule
 
 
+@pytest.mark.slow  # a real training (README "Development")
 def test_a_dqn_shared_by_environments_updates_every_few_timesteps_not_once_per_episode(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from trainer_testkit import cartpole as cartpole_experiment
 

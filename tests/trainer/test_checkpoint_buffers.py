@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from trainer import compat
 from trainer.checkpoints import CheckpointStore
@@ -56,6 +57,7 @@ def memory_of(agent: Any) -> dict[str, np.ndarray]:
     return {v.name: v.numpy() for v in agent.model.variables if v.name.startswith(f"{agent.model.name}/memory/")}
 
 
+@pytest.mark.slow  # a real agent trained and checkpointed (README "Development")
 def test_checkpoints_keep_the_replay_memory_and_leave_the_episode_buffers_out(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     agent = dqn()

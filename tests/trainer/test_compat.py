@@ -205,6 +205,7 @@ def test_nested_module_functions_are_traced_into_their_callers_graph() -> None:
         env.close()
 
 
+@pytest.mark.slow  # real trainings (README "Development")
 def test_nested_functions_traced_in_place_learn_the_same_episodes(tmp_path: Path) -> None:
     """The same seeded run with TensorForce's nested functions traced separately (as it ships) and in place: the
     same episodes, step for step, and the same number of updates."""

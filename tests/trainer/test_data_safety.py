@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import json
 import logging
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +31,7 @@ from trainer.state import Episode
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
+# The budget and saver of this module's runs, finished_run's too (trainer_testkit).
 TINY = {"total_timesteps": 400, "saver_frequency": "100t", "summary_frequency": "100t"}
 
 # `python -m trainer run ...`, but the disk fills up the moment checkpoint 2 starts (checkpoint 1 is complete).
@@ -99,19 +99,6 @@ def test_a_disk_full_at_a_checkpoint_is_one_line_leaves_no_temporary_file_and_re
     assert (result["status"], result["timesteps"]) == ("completed", 400)
     assert [line["episode"] for line in progress] == list(range(1, result["episodes"] + 1))
     assert complete_checkpoints(output)[-1]["timesteps"] == 400
-
-
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A completed 400-timestep run (checkpoints at 200, 300 and 400 kept); tests change copies of it."""
-    output = tmp_path_factory.mktemp("finished") / "out"
-    assert run(RunConfig(experiment=cartpole(**TINY), output=output)).status == "completed"
-    return output
-
-
-@pytest.fixture
-def copy_of_finished_run(finished_run: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(finished_run, tmp_path / "out"))
 
 
 @pytest.mark.parametrize("damage", ["same-size garbage", "truncated"])

@@ -100,6 +100,7 @@ def timesteps_to_target(progress: list[dict[str, Any]], target: float) -> int | 
     return None
 
 
+@pytest.mark.slow  # a real training (README "Development")
 def test_a_plain_experiment_reports_its_main_settings_and_final_return(tmp_path: Path) -> None:
     output = tmp_path / "plain" / "results"
     experiment = cartpole(total_timesteps=300, target_return=20)
@@ -138,6 +139,7 @@ def test_a_plain_experiment_reports_its_main_settings_and_final_return(tmp_path:
     assert {m.name.tag: m.value for m in groups[0].metric_values}["final_return"] == pytest.approx(final)
 
 
+@pytest.mark.slow  # real trainings (README "Development")
 def test_each_sweep_trial_reports_the_sweeps_axes_and_seed(tmp_path: Path) -> None:
     base = cartpole_spec(name="base", total_timesteps=200, target_return=1000)  # a target no run reaches
     sweep_file = tmp_path / "lr.yaml"
@@ -173,6 +175,7 @@ def test_each_sweep_trial_reports_the_sweeps_axes_and_seed(tmp_path: Path) -> No
         assert [(m.name.tag, pytest.approx(m.value)) for m in row.metric_values] == [("final_return", numbers.final)]
 
 
+@pytest.mark.slow  # a real training (README "Development")
 def test_a_paused_and_resumed_run_is_one_session_with_metrics_over_all_its_episodes(tmp_path: Path) -> None:
     from tensorboard.plugins.hparams import api_pb2
 

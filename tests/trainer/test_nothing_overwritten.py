@@ -19,19 +19,8 @@ from trainer.run import run
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
+# The budget and saver of this module's runs, finished_run's too (trainer_testkit).
 TINY = {"total_timesteps": 300, "saver_frequency": "100t", "summary_frequency": "100t"}
-
-
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    output = tmp_path_factory.mktemp("finished") / "out"
-    assert run(RunConfig(experiment=cartpole(**TINY), output=output)).status == "completed"
-    return output
-
-
-@pytest.fixture
-def copy_of_finished_run(finished_run: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(finished_run, tmp_path / "out"))
 
 
 @pytest.mark.parametrize("budget", [300, 600])  # resume -e as it was, and resume --total-timesteps 600

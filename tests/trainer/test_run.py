@@ -83,6 +83,7 @@ def assert_consistent_outputs(output: Path, *, timesteps: int, workers: set[int]
     return result
 
 
+@pytest.mark.slow  # a real training (README "Development")
 def test_a_single_run_trains_cartpole_and_writes_every_output(tmp_path: Path) -> None:
     experiment = cartpole(total_timesteps=300, saver_frequency="100t", summary_frequency="50t")
     result = run(RunConfig(experiment=experiment, output=tmp_path))
@@ -92,6 +93,7 @@ def test_a_single_run_trains_cartpole_and_writes_every_output(tmp_path: Path) ->
     assert [checkpoint["timesteps"] for checkpoint in complete_checkpoints(tmp_path)] == [100, 200, 300]
 
 
+@pytest.mark.slow  # real trainings (README "Development")
 @pytest.mark.parametrize(
     ("environments", "workers", "timesteps"),
     [("in-process", 3, 301), ("subprocess", 2, 201)],  # budgets that batches of 3 and 2 do not divide

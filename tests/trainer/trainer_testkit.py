@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -52,6 +53,24 @@ def spec_file(tmp_path: Path) -> Any:
         return path
 
     return write
+
+
+@pytest.fixture(scope="module")
+def finished_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A completed CartPole run of the test module's ``TINY`` settings (a budget, the saver's frequency), trained
+    once per module; tests change copies of it (:func:`copy_of_finished_run`), never it."""
+    from trainer.config import RunConfig
+    from trainer.run import run
+
+    output = tmp_path_factory.mktemp("finished") / "out"
+    assert run(RunConfig(experiment=cartpole(**request.module.TINY), output=output)).status == "completed"
+    return output
+
+
+@pytest.fixture
+def copy_of_finished_run(finished_run: Path, tmp_path: Path) -> Path:
+    """A copy of the module's :func:`finished_run` for one test to change."""
+    return Path(shutil.copytree(finished_run, tmp_path / "out"))
 
 
 def read_progress(output: Path) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tfcli.experiments.progress import ProgressReader
+from tfcli.experiments.spec_view import SpecView
 
 # States in which a run has ended for good: nothing starts it again (a sweep's queue and Job count them as done). A
 # pruned run is a trial that early stopping ended at a rung (trainer/hooks/early_stop.py).
@@ -36,19 +37,9 @@ class Status:
         return asdict(self)
 
 
-def budget_text(spec: dict[str, Any]) -> str:
-    """``100,000 timesteps or 500 episodes``: the budgets of a resolved spec."""
-    parts = []
-    if spec.get("total_timesteps"):
-        parts.append(f"{spec['total_timesteps']:,} timesteps")
-    if spec.get("episodes"):
-        parts.append(f"{spec['episodes']:,} episodes")
-    return " or ".join(parts)
-
-
 def status_from(
     name: str,
-    spec: dict[str, Any],
+    spec: SpecView,
     *,
     backend: str,
     state: str,
@@ -61,20 +52,20 @@ def status_from(
     """A status from a run's numbers: ``result.json`` once the run has ended (``final``), else ``progress.jsonl``."""
     timesteps = int(result.get("timesteps", reader.timesteps)) if final else reader.timesteps
     episodes = int(result.get("episodes", reader.episodes)) if final else reader.episodes
-    done = [timesteps / int(spec["total_timesteps"])] if spec.get("total_timesteps") else []
-    if spec.get("episodes"):
-        done.append(episodes / int(spec["episodes"]))
+    done = [timesteps / spec.total_timesteps] if spec.total_timesteps else []
+    if spec.episodes:
+        done.append(episodes / spec.episodes)
     mean = result.get("mean_return_last_100") if final else reader.mean_return
     if state in ("pruned", "waiting") and not detail:
         detail = str(result.get("reason", ""))  # why early stopping ended it, or which rung it waits at
     return Status(
         name=name,
         backend=backend,
-        run_mode=str(spec.get("run_mode", "single")),
+        run_mode=spec.run_mode,
         state=state,
         timesteps=timesteps,
         episodes=episodes,
-        budget=budget_text(spec),
+        budget=spec.budget_text(),
         progress=min(1.0, max(done)) if done else None,
         mean_return=None if mean is None else float(mean),
         wall_seconds=result.get("wall_seconds") if final else reader.wall_seconds,
@@ -84,14 +75,14 @@ def status_from(
     )
 
 
-def reported_state(spec: dict[str, Any], result: dict[str, Any]) -> str:
+def reported_state(spec: SpecView, result: dict[str, Any]) -> str:
     """The state ``result.json`` reports, but ``paused`` for a completed run whose budget was raised since
     (``resume --total-timesteps N``): it has the rest to train, from its final checkpoint. A result without counts
     (hand-made, or older) says nothing about the budget and is taken as it reads."""
     from trainer.budget import Budget
 
     state = str(result.get("status", "unknown"))
-    budget = Budget(episodes=spec.get("episodes"), timesteps=spec.get("total_timesteps"))
+    budget = Budget(episodes=spec.episodes, timesteps=spec.total_timesteps)
     counted = "timesteps" in result or "episodes" in result
     if state == "completed" and counted and not budget.reached_by(result):
         return "paused"

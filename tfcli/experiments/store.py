@@ -12,7 +12,6 @@ Layout of one experiment folder:
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import RunRecord
+from tfcli.experiments.spec_view import SpecView
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
 from tfcli.spec.base import check_dns_name
 from tfcli.spec.documents import display_path, read_document
 from tfcli.spec.suggest import did_you_mean
 from trainer.files import atomic_write_text
+from trainer.result_file import FILENAME as RESULT_FILE
+from trainer.result_file import read_result
 
 if TYPE_CHECKING:
     from tfcli.spec.experiment import Experiment
@@ -99,6 +101,10 @@ class ExperimentDir(RunFolder):
         data = read_document(self.spec_file)
         return data if isinstance(data, dict) else {}
 
+    def spec_view(self) -> SpecView:
+        """The stored resolved spec's typed reads, unvalidated (fast: for listings and status)."""
+        return SpecView(self.spec_data())
+
     def spec(self) -> Experiment:
         """The stored resolved spec, validated again (the file may have been edited by hand)."""
         from tfcli.spec.library import ConfigLibrary
@@ -107,12 +113,13 @@ class ExperimentDir(RunFolder):
         data = read_document(self.spec_file)
         return resolve_experiment(data, shown=display_path(self.spec_file), base=self.root, library=ConfigLibrary(()))
 
+    @property
+    def result_file(self) -> Path:
+        return self.results / RESULT_FILE
+
     def result(self) -> dict[str, Any]:
         """``results/result.json`` (empty until the trainer has written one)."""
-        try:
-            return dict(json.loads((self.results / "result.json").read_text()))
-        except (FileNotFoundError, json.JSONDecodeError):
-            return {}
+        return read_result(self.results)
 
 
 SWEEP_FILE = "sweep.yaml"

@@ -118,10 +118,9 @@ class GkeBackend:
         check_experiment_resumable(run, state, ("paused", "pausing"), plan)
 
     def resume(self, run: Run, plan: ResumePlan | None = None) -> Started:
-        plan = plan or ResumePlan()
-        if plan.state is None:  # read the state once, for the check and for the Job
+        plan = plan or ResumePlan()  # checked by check_resumable before (Backends.resume: one pass)
+        if plan.state is None:  # the state the Job is chosen by (a plan made without one)
             plan = dataclasses.replace(plan, state=self.status(run).state)
-        self.check_resumable(run, plan)
         if run.kind != "sweep":
             return self.start(run, StartOptions())
         ended = plan.state in ("failed", "completed")  # its Job starts no pod again: a new Job

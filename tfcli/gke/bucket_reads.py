@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from tfcli.experiments.progress import ProgressReader
-from tfcli.gke.results import PROGRESS_FILE, RESULT_FILE, RemoteResults, gcs_errors, parse_result
+from tfcli.gke.results import PROGRESS_FILE, RESULT_FILE, RemoteResults, gcs_errors
+from trainer.result_file import parse_result
 
 WORKERS = 32  # concurrent reads: Cloud Storage answers each in tens of milliseconds, so threads mostly wait
 LISTED_FIELDS = "items(name,generation,size),nextPageToken"

@@ -76,7 +76,7 @@ def start(
     require_gcp(project)
     name = experiment.name
     spec = experiment.spec()
-    spec_data = experiment.spec_data()  # a completed run whose budget was raised goes on
+    spec_data = experiment.spec_view()  # a completed run whose budget was raised goes on
     refuse_local_results(experiment, [experiment], restart=restart)
     planned = experiment_stack(project, spec, shared_cluster=shared_cluster)
     on_shared = planned.shared_cluster is not None
@@ -178,7 +178,7 @@ def download_results(
 
 def status(experiment: ExperimentDir, project: ProjectDir, *, stacks: Stacks) -> Status:
     """The experiment's state from its stack and its bucket."""
-    spec = experiment.spec_data()
+    spec = experiment.spec_view()
     state = stacks.state(experiment.name)
     detail = ""
     if state.last_result == "failed":

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from tfcli.errors import InvalidInput
 from tfcli.experiments.store import ExperimentStore, checked_flag
 from tfcli.project import ProjectDir
+from tfcli.spec.parallel import checked_parallel
 from tfcli.stackfiles.files import PLACEHOLDER_PROJECT, StackFile, cluster_spec, experiment_stack
 from tfcli.stackfiles.sweep import deploy_stack
 from tfcli.sweeps.store import SweepDir
@@ -85,8 +86,7 @@ def planned_sweep(
     that cluster's stack exists; ``parallelism``: that many trials at a time, else the file's or the default)."""
     from infra.sweep_config import sweep_settings_from_config
 
-    if parallelism is not None and parallelism < 1:
-        raise InvalidInput(f"--parallel: at least 1, got {parallelism}")
+    checked_parallel(parallelism)
     if shared_cluster is not None:
         cluster_spec(project, checked_flag(shared_cluster, "--cluster"))  # an unknown one lists the known ones
     stack_file, _ = deploy_stack(project, sweep.definition(), shared_cluster=shared_cluster, parallelism=parallelism)

@@ -21,8 +21,9 @@ from typing import Any
 from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
 from tfcli.project import ProjectDir
+from trainer.result_file import FILENAME, parse_result
 
-RESULT_FILE = "result.json"
+RESULT_FILE = FILENAME  # the one reader of its content: trainer/result_file.py
 PROGRESS_FILE = "progress.jsonl"
 
 
@@ -83,14 +84,6 @@ def split_results_url(url: str) -> tuple[str, str]:
         raise TfcliError(f"not a results location: {url!r}")
     bucket, _, prefix = url.removeprefix("gs://").partition("/")
     return bucket, prefix.strip("/")
-
-
-def parse_result(data: bytes) -> dict[str, Any]:
-    """``result.json``'s content ({} for what is not a JSON object: being rewritten, the next read gets it whole)."""
-    try:
-        return dict(json.loads(data))
-    except (json.JSONDecodeError, TypeError, ValueError):
-        return {}
 
 
 @dataclass

@@ -16,6 +16,7 @@ from typing import Any
 
 from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
+from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.status import ENDED_FOR_GOOD, Status, reported_state, status_from
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.gke import states, sweep_job
@@ -47,7 +48,7 @@ class TrialReading:
         detail = self.detail or (str(self.result.get("error", "")) if self.state == "failed" else "")
         return status_from(
             self.trial.name,
-            self.trial.data,
+            SpecView(self.trial.data),
             backend="gke",
             state=self.state,
             result=self.result,
@@ -78,11 +79,11 @@ def read_deployed(
     for trial in trials:
         files = read[trial.name]
         started = bool(files.reader.episodes or files.result.get("status"))
-        result = files.result
-        if result.get("status") == "completed" and reported_state(trial.data, result) == "paused":  # raised budget
+        result, spec = files.result, SpecView(trial.data)
+        if result.get("status") == "completed" and reported_state(spec, result) == "paused":  # raised budget
             result = {**result, "status": "paused"}
         state = states.deployed_state(result, suspended=suspended, started=started)
-        if state == "running" and reported_state(trial.data, result) == "waiting":
+        if state == "running" and reported_state(spec, result) == "waiting":
             state = "waiting"  # at an undecided rung, given back to the sweep's workers (trainer/sweep_worker.py)
         readings.append(TrialReading(trial, state, dict(files.result), list(files.records), files.reader))
     return readings

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.config_keys import HELD_TRIALS_KEY, RERUN_KEY
-from tfcli.errors import InvalidInput, TfcliError
+from tfcli.errors import TfcliError
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, ExperimentStore, RunFolder
 from tfcli.gke import waiting
@@ -70,8 +70,6 @@ def start(
 
     project = store.project
     require_gcp(project)
-    if parallel is not None and parallel < 1:
-        raise InvalidInput(f"--parallel: at least 1, got {parallel}")
     name = sweep.name
     trials = [experiment for _, experiment in trial_dirs(store, sweep)]
     refuse_local_results(sweep, trials, restart=restart)

@@ -9,11 +9,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tfcli.errors import TfcliError
+from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.status import Status
 from tfcli.project import ProjectDir
 
 
-def observe(status: Status, outputs: dict[str, Any], project: ProjectDir, spec: dict[str, Any]) -> Status:
+def observe(status: Status, outputs: dict[str, Any], project: ProjectDir, spec: SpecView) -> Status:
     """``status`` with its ``cluster`` and ``cost`` filled in (and ``failed`` when the learner's Job failed)."""
     if not outputs.get("kubeconfig"):
         return status
@@ -36,7 +37,7 @@ def observe(status: Status, outputs: dict[str, Any], project: ProjectDir, spec: 
         return dataclasses.replace(status, cluster={"error": error.message.splitlines()[0]})
     changes: dict[str, Any] = {"cluster": view.as_json()}
     if cost is not None:
-        changes["cost"] = {**cost.as_json(), **(billing.as_json() if billing else {}), "max_cost": spec.get("max_cost")}
+        changes["cost"] = {**cost.as_json(), **(billing.as_json() if billing else {}), "max_cost": spec.max_cost}
         if (price := handed_price(pods)) is not None:  # what the trainer counts against max_cost
             counted = round(counted_cost(price, status.wall_seconds), 4)
             changes["cost"] |= {"hourly_price": price, "counted_usd": counted}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import BackendName
+from tfcli.experiments.spec_view import SpecView
 from tfcli.local import experiments, sweeps
 from tfcli.local.follow import follow_experiment, follow_sweep
 from tfcli.runs.backend import Watcher
@@ -111,8 +112,7 @@ class LocalBackend:
             check_experiment_resumable(run, state, RESUMABLE, plan)
 
     def resume(self, run: Run, plan: ResumePlan | None = None) -> Started:
-        plan = plan or ResumePlan()
-        self.check_resumable(run, plan)
+        plan = plan or ResumePlan()  # checked by check_resumable before (Backends.resume: one pass)
         held = frozenset(trial.name for trial in run.trials() if trial.index in plan.held)
         for member in released_members(run, plan):  # before the queue starts them (trainer/ended.py)
             release(member.results)
@@ -187,10 +187,10 @@ class LocalBackend:
             parallel = definition.parallel or sweeps.default_parallel(definition)
         else:
             spec = run.experiment().spec_data()
-        mode = str(spec.get("run_mode", "single"))
-        workers = int(spec.get("num_workers", 3)) if mode == "distributed" else 0
+        view = SpecView(spec)
+        workers = view.num_workers if view.distributed else 0
         cores = sweeps.cores_per_trial(spec)
-        return LocalPlan(run.name, mode, workers, cores, parallel, os.cpu_count() or 1)
+        return LocalPlan(run.name, view.run_mode, workers, cores, parallel, os.cpu_count() or 1)
 
     def trial_numbers(self, run: Run, *, downloaded: bool = False) -> list[TrialNumbers]:
         return [sweeps.trial_numbers(run.store, trial) for trial in run.trials()]

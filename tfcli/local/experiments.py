@@ -58,14 +58,14 @@ def pause(experiment: ExperimentDir) -> bool:
     """Checkpoint and stop it; an error when it does not stop within :data:`PAUSE_TIMEOUT`. True when the trainer
     wrote a new ``result.json`` saying paused (a checkpoint saved); False when it ended before it could (paused
     before training began): what is reported is what happened."""
-    before = _stamp(experiment.results / "result.json")
+    before = _stamp(experiment.result_file)
     process = supervisor(experiment)
     if not process.wait_exit(process.request_pause(), PAUSE_TIMEOUT):
         raise TfcliError(
             f"experiment '{experiment.name}' did not pause within {PAUSE_TIMEOUT:.0f} s",
             hint="`tfcli experiment stop` ends it for good",
         )
-    return _stamp(experiment.results / "result.json") != before and experiment.result().get("status") == "paused"
+    return _stamp(experiment.result_file) != before and experiment.result().get("status") == "paused"
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -86,7 +86,7 @@ def stop(experiment: ExperimentDir) -> None:
 
 def status(experiment: ExperimentDir) -> Status:
     """The status of an experiment run (or not yet run) on this machine."""
-    spec = experiment.spec_data()  # the resolved spec tfcli wrote; listing must not pay for validating it
+    spec = experiment.spec_view()  # the resolved spec tfcli wrote; listing must not pay for validating it
     record = experiment.run_record()
     result = experiment.result()
     reader = ProgressReader(experiment.results / "progress.jsonl")

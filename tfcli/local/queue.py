@@ -31,6 +31,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from tfcli.errors import TfcliError
+from tfcli.experiments.spec_view import SpecView
 from tfcli.local.processes import handle_stop_signals
 from tfcli.local.warm import warm_trainer
 from tfcli.spec.outcomes import EXIT_PAUSED
@@ -134,7 +135,7 @@ def _warm_worth_it(definition: SweepFile) -> bool:
     """Whether any trial may run forked warm: a distributed trial starts its learner fresh (its env-workers are
     fresh processes anyway), so a sweep of only distributed trials starts no zygote."""
     base = definition.base if isinstance(definition.base, dict) else {}
-    return base.get("run_mode") != "distributed" or "run_mode" in definition.axes
+    return not SpecView(base).distributed or "run_mode" in definition.axes
 
 
 def _ended(trial: ExperimentDir) -> tuple[str, str]:

@@ -13,8 +13,9 @@ import subprocess
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from tfcli.errors import InvalidInput, TfcliError
+from tfcli.errors import TfcliError
 from tfcli.experiments.progress import read_all
+from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.status import ENDED_FOR_GOOD
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.local import experiments as local_experiments
@@ -33,9 +34,8 @@ STOP_TIMEOUT = 180.0
 def cores_per_trial(spec: dict[str, Any]) -> int:
     """Cores one local trial keeps busy: its process (environments of a multi-threaded run step inside it), plus one
     per environment worker process in distributed mode."""
-    if spec.get("run_mode") == "distributed":
-        return 1 + int(spec.get("num_workers", 3))
-    return 1
+    view = SpecView(spec)
+    return 1 + view.num_workers if view.distributed else 1
 
 
 def default_parallel(sweep: SweepFile, cores: int | None = None) -> int:
@@ -108,8 +108,6 @@ def start_sweep(
     ``restart``) and the trials at a time. Call with the sweep locked. ``held`` None (``start -s``): the pruned
     trials are held, so that only ``resume -s --include-pruned`` trains them on."""
     definition = sweep.definition()
-    if parallel is not None and parallel < 1:
-        raise InvalidInput(f"--parallel: at least 1, got {parallel}")
     chosen = parallel or definition.parallel or default_parallel(definition)
     if queue_alive(sweep):
         raise TfcliError(

@@ -34,8 +34,8 @@ class Rungs:
             from tfcli.spec.early_stop import TrialEarlyStop
             from trainer.hooks.early_stop import sweep_rungs
 
-            data = trial.spec_data().get("early_stop")
-            if isinstance(data, dict):
+            data = trial.spec_view().early_stop
+            if data is not None:
                 found = sweep_rungs(TrialEarlyStop.model_validate(data), trial.name, trial.results)
                 self._rungs = found[0] if found is not None else None
 

@@ -58,7 +58,9 @@ class Backend(Protocol):
         ...
 
     def resume(self, run: Run, plan: ResumePlan | None = None) -> Started:
-        """Continue a paused run where it last ran, as ``plan`` says (members held, budgets raised)."""
+        """Continue a paused run where it last ran, as ``plan`` says (members held, budgets raised). The caller has
+        checked it (:meth:`check_resumable`) and written its budget, before anything runs: ``Backends.resume`` does
+        check, write, launch in one pass, so a refused resume has changed nothing."""
         ...
 
     def pause(self, run: Run) -> Paused:

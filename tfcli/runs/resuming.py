@@ -15,9 +15,9 @@ plan for both backends (``tfcli.backends`` makes it from the run's status; each 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from tfcli.errors import InvalidInput, TfcliError
+from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentDir
 from tfcli.runs.run import Run
@@ -79,11 +79,12 @@ class ResumePlan:
         return bool(self.options.budget)
 
 
-def _spec_budget(run: Run) -> dict[str, Any]:
+def _spec_budget(run: Run) -> dict[str, int | None]:
+    """The run's budgets by spec key (a sweep's are its base's: every trial has them)."""
     if run.kind == "sweep":
         base = run.sweep().definition().base
-        return dict(base) if isinstance(base, dict) else {}
-    return run.experiment().spec_data()
+        return SpecView(base if isinstance(base, dict) else {}).budget
+    return run.experiment().spec_view().budget
 
 
 def _check_budget(run: Run, options: ResumeOptions, training: list[Status]) -> None:

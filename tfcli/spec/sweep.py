@@ -34,6 +34,7 @@ from tfcli.errors import InvalidInput
 from tfcli.spec.base import MAX_NAME_LENGTH, DnsName, StrictModel
 from tfcli.spec.early_stop import EarlyStopSettings, trial_early_stop
 from tfcli.spec.errors import problems_of
+from tfcli.spec.parallel import MIN_PARALLEL
 from tfcli.spec.sweep_axes import check_key, describe, numbers_as_numbers, set_dotted
 from tfcli.spec.sweep_budget import trial_sweep_budget
 
@@ -57,7 +58,7 @@ class SweepFile(StrictModel):
     seeds: int = Field(default=1, ge=1, le=100)
     random: int | None = Field(default=None, ge=1)
     random_seed: int = Field(default=0, ge=0)
-    parallel: int | None = Field(default=None, ge=1, le=256)
+    parallel: int | None = Field(default=None, ge=MIN_PARALLEL, le=256)  # the rule of tfcli/spec/parallel.py
     early_stop: EarlyStopSettings | None = None
     # Dollars for the whole sweep: each trial pauses once the sweep's trials have cost this much together.
     max_cost: float | None = Field(default=None, gt=0)

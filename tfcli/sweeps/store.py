@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from tfcli.errors import InvalidInput
+from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.store import SWEEP_FILE, ExperimentDir, ExperimentStore, RunFolder, checked_name
 from tfcli.spec.documents import display_path, read_document
 from tfcli.spec.suggest import did_you_mean
@@ -46,8 +47,7 @@ class SweepDir(RunFolder):
 
     def target_return(self) -> float | None:
         base = self.definition().base
-        value = base.get("target_return") if isinstance(base, dict) else None
-        return None if value is None else float(value)
+        return SpecView(base).target_return if isinstance(base, dict) else None
 
 
 def sweep_dir(store: ExperimentStore, name: str) -> SweepDir:

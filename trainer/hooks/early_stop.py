@@ -26,7 +26,6 @@ in ``early_stop_released`` in the trial's folder, so a paused, preempted or cras
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from pathlib import Path
@@ -34,11 +33,12 @@ from pathlib import Path
 import numpy as np
 
 from tfcli.spec.early_stop import METADATA_TTL_SECONDS, TrialEarlyStop
-from trainer.ended import RELEASED, Ended, previous_result, release_note
+from trainer.ended import RELEASED, Ended, release_note
 from trainer.files import atomic_write_text
 from trainer.hooks import Hook
 from trainer.hooks.progress_log import FILENAME as PROGRESS
 from trainer.hooks.progress_log import read_episodes
+from trainer.result_file import read_result
 from trainer.rung_scores import NotReached, Reader, SweepRungs, publish, read_published, rung_file
 from trainer.rung_wait import may_wait, standing
 from trainer.scores import score_before
@@ -61,17 +61,9 @@ def sibling_folder(output: Path, own: str, sibling: str) -> Path | None:
 MAX_RECHECK_SECONDS = 300.0  # the longest an undecided rung waits between judgements (see first_recheck)
 
 
-def _result(folder: Path) -> dict[str, object]:
-    try:
-        data = json.loads((folder / "result.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _finished_timesteps(folder: Path) -> int:
     """The timesteps a trial's ``result.json`` counts (0 when it has none yet or it cannot be read)."""
-    value = _result(folder).get("timesteps", 0)
+    value = read_result(folder).get("timesteps", 0)
     return int(value) if isinstance(value, int | float) else 0
 
 
@@ -81,7 +73,7 @@ def released(output: Path) -> bool:
     marker = output / RELEASED
     if marker.is_file():
         return True
-    previous = _result(output)
+    previous = read_result(output)
     if previous.get("status") != "pruned":
         return False
     atomic_write_text(marker, release_note(previous))
@@ -239,5 +231,5 @@ def waiting_decided(output: Path, settings: TrialEarlyStop | None, name: str) ->
     if found is None:
         return None
     rungs, index = found
-    decided = decide_waiting(settings, rungs, index, output, previous_result(output))
+    decided = decide_waiting(settings, rungs, index, output, read_result(output))
     return Ended(*decided) if decided is not None else None

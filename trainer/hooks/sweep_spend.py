@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 from tfcli.spec.outcomes import COST_LIMIT_REASON
 from tfcli.spec.sweep_budget import SweepBudget
 from trainer.budget import counted_usd
 from trainer.hooks.early_stop import sibling_folder
+from trainer.result_file import read_result
 
 RECHECK_SECONDS = 10.0  # the results mount's metadata TTL: a sooner read would see what the mount cached
 TAIL_BYTES = 4096  # enough for the last progress line (about 120 bytes)
@@ -46,8 +46,7 @@ def _last_wall_seconds(progress: Path) -> float:
 
 
 def _result_wall_seconds(folder: Path) -> float:
-    data: Any = json.loads((folder / "result.json").read_text(encoding="utf-8"))
-    value = data.get("wall_seconds", 0.0) if isinstance(data, dict) else 0.0
+    value = read_result(folder).get("wall_seconds", 0.0)
     return float(value) if isinstance(value, int | float) else 0.0
 
 
