@@ -110,11 +110,6 @@ EQUIVALENT: dict[str, str] = {
         "the same float64 numbers"
         for n in (4, 6)
     },
-    **{
-        f"tfcli.gke.states.x_paused_at_max_cost__mutmut_{n}": "a missing reason read as None or 'XXXX' instead of '': "
-        "it does not start with 'max_cost' either way"
-        for n in (11, 13, 16)
-    },
     "tfcli.gke.sweep_job.x_parse_indexes__mutmut_7": "None read as 'XXXX' instead of '': not an index list either, "
     "so empty all the same",
     **{
