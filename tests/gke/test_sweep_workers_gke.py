@@ -64,7 +64,7 @@ def _status() -> dict[str, dict[str, Any]]:
     code, stdout, stderr = invoke("experiment", "status", "-s", SWEEP, "--json")
     assert code == 0, stderr
     status = json.loads(stdout)
-    assert status["state"] == "completed"
+    assert status["state"] == "completed", json.dumps(status["trials"], indent=1)
     return {t["trial"]: t for t in status["trials"]}
 
 
