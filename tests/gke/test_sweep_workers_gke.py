@@ -55,9 +55,14 @@ def _deploy(lab: Path, gcs: Any, text: str, monkeypatch: pytest.MonkeyPatch) -> 
 def _play(sweep: PlayedSweep, mount: Path) -> dict[str, str]:
     mount.mkdir()
     controller = sweep.play(400)
-    logs = {log.name: log.read_text()[-3000:] for log in mount.glob("*.log")}
-    assert controller.completed == {0, 1} and not controller.failed_indexes, logs  # both workers exited 0
+    logs = {log.name: log.read_text() for log in mount.glob("*.log")}  # whole: a check reads every line
+    assert controller.completed == {0, 1} and not controller.failed_indexes, _tails(logs)  # both workers exited 0
     return logs
+
+
+def _tails(logs: dict[str, str]) -> dict[str, str]:
+    """The logs' last lines, for a failure's message."""
+    return {name: text[-3000:] for name, text in logs.items()}
 
 
 def _status() -> dict[str, dict[str, Any]]:
@@ -105,7 +110,7 @@ def test_hopeless_trials_are_pruned_by_two_workers_in_either_queue_order(
     spent = sum(trial["timesteps"] for trial in trials.values())
     assert spent <= 0.75 * 4 * BUDGET, trials  # the full grid is 2,400
     if hopeless_first:  # the unfavourable order: only waiting at the rung prunes there
-        assert "waiting at rung 150 timesteps" in "".join(logs.values()), logs  # a trial gave its worker away
+        assert "waiting at rung 150 timesteps" in "".join(logs.values()), _tails(logs)  # a trial gave its worker away
     code, stdout, stderr = invoke("experiment", "list", "-s", SWEEP, "--json")
     assert code == 0, stderr
     rows = [(row["pruned"], row["best"]) for row in json.loads(stdout)]
@@ -121,7 +126,7 @@ def test_a_worker_killed_mid_trial_loses_its_lease_and_another_finishes_the_tria
     victim = f"{SWEEP}-0"
     sweep = PlayedSweep(fake_pulumi.state, SWEEP, gcs.bucket(BUCKET), api, {}, mount=mount, env=FAST, oom_trial=victim)
     logs = _play(sweep, mount)
-    assert sweep.killed_worker, logs  # its worker was killed once the trial had a checkpoint
+    assert sweep.killed_worker, _tails(logs)  # its worker was killed once the trial had a checkpoint
     assert any(pod.attempt > 0 for pod in sweep.controller.pods) if sweep.controller else False  # a new pod
 
     trials = _status()
