@@ -51,13 +51,10 @@ class SpecView:
         return {"total_timesteps": self.total_timesteps, "episodes": self.episodes}
 
     def budget_text(self) -> str:
-        """``100,000 timesteps or 500 episodes``: the budgets in words."""
-        parts = []
-        if self.total_timesteps:
-            parts.append(f"{self.total_timesteps:,} timesteps")
-        if self.episodes:
-            parts.append(f"{self.episodes:,} episodes")
-        return " or ".join(parts)
+        """``100,000 timesteps or 500 episodes``: the budgets in words, as the trainer words them."""
+        from trainer.budget import Budget  # as reported_state does: not at start-up
+
+        return Budget(episodes=self.episodes, timesteps=self.total_timesteps).describe()
 
     @property
     def max_cost(self) -> float | None:
