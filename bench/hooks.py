@@ -37,10 +37,10 @@ def main() -> None:
     quiet_tensorflow_import()
     import tensorflow as tf
 
-    from tfcli.spec import Frequency
     from trainer.hooks.progress_log import ProgressLog
     from trainer.hooks.summaries import TensorBoardSummaries
-    from trainer.state import Episode, RunState
+    from trainer.kernel.spec import Frequency
+    from trainer.kernel.state import Episode, RunState
 
     folder = Path(tempfile.mkdtemp(prefix="bench-hooks-"))
     state = RunState()

@@ -26,8 +26,8 @@ def main() -> int:
     started = time.perf_counter()
     from infra.plan import plan_stack, plan_stack_file
     from infra.stack_files import STACKS_DIR, experiment_stack_config
-    from tfcli.spec import ConfigLibrary, load_experiment
-    from tfcli.spec.library import BUNDLED_CONFIGS
+    from trainer.kernel.spec import ConfigLibrary, load_experiment
+    from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
     import_seconds = time.perf_counter() - started
     library = ConfigLibrary((BUNDLED_CONFIGS,))

@@ -27,12 +27,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tfcli.spec.early_stop import TrialEarlyStop
 from trainer.hooks.early_stop import early_stopping, trial_score
+from trainer.kernel.spec.early_stop import TrialEarlyStop
+from trainer.kernel.state import Episode, RunState
 from trainer.rung_scores import publish
 from trainer.rungs import combination_score, judge
 from trainer.signals import StopRequest
-from trainer.state import Episode, RunState
 
 LENGTH = 20  # timesteps per episode
 

@@ -72,7 +72,7 @@ def serve(port: int, latency_ms: float, serial: bool) -> None:
 
 
 def progress_lines(first: int, count: int) -> str:
-    from trainer.state import Episode
+    from trainer.kernel.state import Episode
 
     episodes = [
         Episode(worker=0, episode=i, timesteps=i * 200, length=200, wall_seconds=i * 0.7, episode_return=i * 0.5)
@@ -82,8 +82,8 @@ def progress_lines(first: int, count: int) -> str:
 
 
 def result_json(status: str, episodes: int) -> str:
+    from trainer.kernel.state import RunState
     from trainer.results import Result
-    from trainer.state import RunState
 
     state = RunState(timesteps=episodes * 200, episodes=episodes, updates=episodes // 10)
     state.recent_returns.extend(i * 0.5 for i in range(max(1, episodes - 99), episodes + 1))

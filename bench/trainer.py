@@ -155,7 +155,7 @@ def cases(atari_timesteps: int) -> list[Case]:
 
 def experiment_data(experiment: str = EXPERIMENT, **overrides: Any) -> dict[str, Any]:
     """A bundled experiment, fully resolved, with ``overrides`` (what ``tfcli experiment new`` would write)."""
-    from tfcli.spec import load_experiment, to_data
+    from trainer.kernel.spec import load_experiment, to_data
 
     return to_data(load_experiment(experiment, overrides=overrides).spec)
 
@@ -301,9 +301,9 @@ def runner_child(experiment_name: str, mode: str, environments: int, budget: int
     The agent is the experiment's (``trainer.agents.agent_arguments``: the agent file, network, seed, episode limit
     and parallel interactions a user would pass to ``Agent.create``), run with TensorForce's own defaults: the
     trainer's execution settings (``trainer.agents.EXECUTION_CONFIG``) are the trainer's, not the peer's."""
-    from tfcli.spec import load_experiment
     from trainer import compat
     from trainer.agents import agent_arguments
+    from trainer.kernel.spec import load_experiment
     from trainer.pools.recipe import EnvironmentRecipe
 
     compat.apply()

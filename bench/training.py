@@ -33,8 +33,8 @@ CASES: dict[str, dict[str, Any]] = {
 
 
 def one(case: str, timesteps: int, output: Path, agent_summaries: bool) -> None:
-    from tfcli.spec import load_experiment
     from trainer.config import RunConfig
+    from trainer.kernel.spec import load_experiment
     from trainer.run import run
 
     settings = CASES[case]

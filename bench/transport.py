@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tfcli.spec import Experiment
+from trainer.kernel.spec import Experiment
 from trainer.pools.base import RUNNING
 from trainer.pools.remote import RemotePool
 from trainer.transport import Connection, Server, TransportError, connect
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "bench-token"
 LAUNCHER = """
 import sys
-from tfcli.spec import Experiment
+from trainer.kernel.spec import Experiment
 from trainer.env_worker import serve
 experiment = Experiment.model_validate_json(sys.argv[1])
 serve(experiment, host="127.0.0.1", port=0, token=sys.argv[2], worker_index=int(sys.argv[3]))

@@ -3,7 +3,7 @@
 import pulumi
 
 from infra.program import run
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 try:
     run()

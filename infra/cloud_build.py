@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 API = "https://cloudbuild.googleapis.com/"
 HOST_VAR = "TFCLI_CLOUD_BUILD_HOST"

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tfcli.errors import InvalidInput
+from trainer.kernel.errors import InvalidInput
 
 CODE_MOUNT = "/opt/tfcli/code"
 CODE_CONFIG_MAP = "project-code"

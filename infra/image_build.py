@@ -29,7 +29,7 @@ import pulumi.dynamic
 from infra import cloud_build
 from infra.image_context import build_context
 from infra.image_progress import BuildProgress
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 # Inputs whose change is a new image (``source`` and ``requirements`` are where the context is read from, not what it
 # is; a layer's ``base`` is the trainer image it is built on).

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from infra import image
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 if TYPE_CHECKING:
     import pulumi

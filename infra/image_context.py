@@ -26,7 +26,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 DOCKERFILE = "trainer/Dockerfile"
 IGNORE_FILE = ".dockerignore"

@@ -16,7 +16,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfcli.errors import InvalidInput
+from trainer.kernel.errors import InvalidInput
 
 DOCKERFILE = "Dockerfile"
 REQUIREMENTS = "requirements.txt"

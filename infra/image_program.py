@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra import image
-from infra.config_keys import IMAGES_KEY, LOCATION_KEY, PROJECT_KEY, REGION_KEY, ZONE_KEY
 from infra.naming import region_of
 from infra.stack_config import config_mapping, config_where
-from tfcli.errors import InvalidInput
+from trainer.kernel.config_keys import IMAGES_KEY, LOCATION_KEY, PROJECT_KEY, REGION_KEY, ZONE_KEY
+from trainer.kernel.errors import InvalidInput
 
 DEFAULT_KEEP = 5
 

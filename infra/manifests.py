@@ -68,8 +68,8 @@ from infra.pod_parts import (
     worker_addresses,
 )
 from infra.sizing import GPU_RESOURCE, WORKER_RESOURCES, learner_gpus, learner_resources
-from tfcli.errors import InvalidInput
-from tfcli.spec import Experiment, to_yaml
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import Experiment, to_yaml
 
 
 def context_for(

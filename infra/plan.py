@@ -21,10 +21,10 @@ from pulumi.runtime import rpc
 from pulumi.runtime.settings import get_root_resource, set_root_resource
 
 from infra import naming, prices
-from infra.config_keys import LOCATION_KEY, REGION_KEY, ZONE_KEY
 from infra.plan_mocks import CLUSTER_TYPE, FakeCloud, RecordingMonitor
 from infra.provider_inputs import UnknownInputs
 from infra.stack_files import read_stack_file, stack_name_of
+from trainer.kernel.config_keys import LOCATION_KEY, REGION_KEY, ZONE_KEY
 
 PROJECT = "tfcli"
 SECRET = "[secret]"

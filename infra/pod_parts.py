@@ -14,9 +14,9 @@ from infra import naming
 from infra.code_bundle import ARGS as CODE_ARGS
 from infra.code_bundle import CODE_DIGEST, CodeBundle
 from infra.code_bundle import MOUNT as CODE_MOUNT
-from tfcli.spec import Experiment, to_yaml
-from tfcli.spec.early_stop import METADATA_TTL_SECONDS
-from tfcli.spec.outcomes import EXIT_COST_LIMIT, EXIT_INVALID, EXIT_PAUSED
+from trainer.kernel.spec import Experiment, to_yaml
+from trainer.kernel.spec.early_stop import METADATA_TTL_SECONDS
+from trainer.kernel.spec.outcomes import EXIT_COST_LIMIT, EXIT_INVALID, EXIT_PAUSED
 
 RUN_AS_USER = 1000
 GRACE_SECONDS = 120
@@ -25,7 +25,7 @@ GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 # The results volume's gcsfuse options (the CSI driver passes ``mountOptions`` to gcsfuse; a config-file key is
 # written ``section:key:value``, GKE docs "Cloud Storage FUSE CSI driver: mount options"). The metadata cache TTL is
 # set explicitly (gcsfuse's default is 60 s): the trials of an early-stopped sweep read each other's rung scores
-# through it and recheck no sooner than it (tfcli/spec/early_stop.py, trainer/hooks/early_stop.py).
+# through it and recheck no sooner than it (trainer/kernel/spec/early_stop.py, trainer/hooks/early_stop.py).
 RESULTS_MOUNT_OPTIONS = (
     f"implicit-dirs,metadata-cache:ttl-secs:{METADATA_TTL_SECONDS},uid={RUN_AS_USER},gid={RUN_AS_USER}"
 )

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from infra import prices
-from tfcli.errors import InvalidInput
+from trainer.kernel.errors import InvalidInput
 
 
 def book_config(book: prices.PriceBook, *, families: Iterable[str], gpus: Iterable[str]) -> dict[str, Any]:

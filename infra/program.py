@@ -15,7 +15,7 @@ from infra.manifests import build_manifests, context_for, new_token
 from infra.run_stack import RunStack, declare_cluster, declare_run
 from infra.sizing import cpu_pool
 from infra.stack_config import StackSettings, read_stack_config
-from tfcli.spec import Cluster, Experiment
+from trainer.kernel.spec import Cluster, Experiment
 
 
 def _shared_cluster(settings: StackSettings, spec: Cluster) -> None:

@@ -25,7 +25,7 @@ import math
 from typing import TYPE_CHECKING
 
 from infra import prices
-from tfcli.spec import Experiment
+from trainer.kernel.spec import Experiment
 
 if TYPE_CHECKING:
     from infra.sizing import PoolShape

@@ -18,7 +18,7 @@ from infra.results_bucket import ResultsBucket, ResultsBucketArgs
 from infra.sizing import PoolShape, learner_pool, starting_at
 from infra.stack_config import StackSettings
 from infra.workloads import Workloads, WorkloadsArgs
-from tfcli.spec import Cluster
+from trainer.kernel.spec import Cluster
 
 # The Workloads component's types before it served both kinds of run. A stack deployed with one of them keeps its
 # resources (its Jobs, its namespace) through the rename: the component declares its old type as an alias, and its

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from infra.shapes import Shape, machine_shape
-from tfcli.spec import Cluster, Experiment
+from trainer.kernel.spec import Cluster, Experiment
 
 
 @dataclass(frozen=True)

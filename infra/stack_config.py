@@ -35,7 +35,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from infra.code_bundle import CodeBundle, read_code
-from infra.config_keys import (
+from infra.naming import region_of
+from infra.price_config import book_from_config
+from infra.prices import BUNDLED, PriceBook
+from trainer.kernel.config_keys import (
     CLUSTER_KEY,
     CODE_KEY,
     EXPERIMENT_KEY,
@@ -54,12 +57,9 @@ from infra.config_keys import (
     ZONE_KEY,
     short,
 )
-from infra.naming import region_of
-from infra.price_config import book_from_config
-from infra.prices import BUNDLED, PriceBook
-from tfcli.errors import InvalidInput
-from tfcli.spec import Cluster, ConfigLibrary, Experiment, resolve_cluster, resolve_experiment
-from tfcli.spec.library import find_project_root
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import Cluster, ConfigLibrary, Experiment, resolve_cluster, resolve_experiment
+from trainer.kernel.spec.library import find_project_root
 
 if TYPE_CHECKING:
     import pulumi
@@ -129,7 +129,7 @@ def images_stack_requested() -> bool:
     """Whether this stack is a project's image stack (``tfcli:images``; :mod:`infra.image_program` validates it)."""
     import pulumi
 
-    from infra.config_keys import IMAGES_KEY
+    from trainer.kernel.config_keys import IMAGES_KEY
 
     return pulumi.Config(NAMESPACE).get(short(IMAGES_KEY)) is not None
 

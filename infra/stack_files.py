@@ -1,8 +1,8 @@
 """``stacks/Pulumi.<stack>.yaml``: the config an experiment or shared cluster stack holds, and the committed examples.
 
-A stack file holds the fully resolved spec (``tfcli.spec.to_data``), so ``pulumi up -s NAME`` needs nothing else;
-the keys are those :mod:`infra.stack_config` reads. No secret goes in a committed file (a transport token, if one is
-wanted, is set with ``pulumi config set --secret tfcli:transportToken``, which stores ciphertext).
+A stack file holds the fully resolved spec (``trainer.kernel.spec.to_data``), so ``pulumi up -s NAME`` needs nothing
+else; the keys are those :mod:`infra.stack_config` reads. No secret goes in a committed file (a transport token, if one
+is wanted, is set with ``pulumi config set --secret tfcli:transportToken``, which stores ciphertext).
 
 ``uv run python -m infra.stack_files`` rewrites the examples in ``stacks/`` (``--check``: exit 1 if they differ).
 """
@@ -16,10 +16,10 @@ from typing import Any
 
 import yaml
 
-from infra import config_keys as keys
-from tfcli.errors import InvalidInput
-from tfcli.spec import Cluster, ConfigLibrary, Experiment, load_cluster, load_experiment, to_data
-from tfcli.spec.library import BUNDLED_CONFIGS
+from trainer.kernel import config_keys as keys
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import Cluster, ConfigLibrary, Experiment, load_cluster, load_experiment, to_data
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
 STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
 EXAMPLE_PROJECT = "my-gcp-project"

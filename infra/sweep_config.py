@@ -16,11 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.config_keys import CLUSTER_KEY, EXPERIMENT_KEY, HELD_TRIALS_KEY, PARALLELISM_KEY, RERUN_KEY, SWEEP_KEY
 from infra.stack_config import StackSettings, config_int, config_mapping, config_where, settings_from_config
-from tfcli.errors import InvalidInput
-from tfcli.spec import ConfigLibrary, Experiment
-from tfcli.spec.parallel import checked_parallel
+from trainer.kernel.config_keys import (
+    CLUSTER_KEY,
+    EXPERIMENT_KEY,
+    HELD_TRIALS_KEY,
+    PARALLELISM_KEY,
+    RERUN_KEY,
+    SWEEP_KEY,
+)
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import ConfigLibrary, Experiment
+from trainer.kernel.spec.parallel import checked_parallel
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,7 @@ def is_sweep_config(config: Mapping[str, Any]) -> bool:
 def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transport_token: Any = None) -> SweepSettings:
     """Validate a sweep stack's config; every mistake is an :class:`InvalidInput` naming the stack file and key."""
     from infra.sizing import default_parallelism
-    from tfcli.spec.sweep import check_config_map, expand, read_sweep_file, validate_trials
+    from trainer.kernel.spec.sweep import check_config_map, expand, read_sweep_file, validate_trials
 
     where = config_where(stack, SWEEP_KEY)
     if config.get(EXPERIMENT_KEY) is not None or config.get(CLUSTER_KEY) is not None:

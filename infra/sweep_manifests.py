@@ -46,7 +46,7 @@ from infra.code_bundle import CODE_CONFIG_MAP
 from infra.manifests import learner_job
 from infra.pod_parts import RETRIES, SPEC_DIGEST, ManifestContext, code_args, failure_policy, named_job
 from infra.sizing import widest
-from tfcli.spec import Experiment
+from trainer.kernel.spec import Experiment
 
 TRIALS_CONFIG_MAP = "sweep-trials"
 TRIALS_JOB = "trials"
@@ -110,7 +110,7 @@ def build_sweep_manifests(
     A resumed sweep (``resume -s``): ``held`` trials get no slot (they stay as they ended), and ``rerun`` (when
     not 0) is an annotation of the pod template, so that the Job's digest, its name, changes and an ended Job is
     replaced."""
-    from tfcli.spec.loader import to_yaml
+    from trainer.kernel.spec.loader import to_yaml
 
     labels = {"app.kubernetes.io/name": "tfcli", "app.kubernetes.io/instance": sweep}
     slots = slot_trials(len(trials), held)

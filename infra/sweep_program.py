@@ -64,7 +64,7 @@ def sweep_objects(sweep: SweepSettings) -> list[dict[str, Any]]:
 
 def render_sweep_config(config: Mapping[str, Any], *, stack: str) -> str:
     """The objects of the sweep stack ``stack`` with this config, as one multi-document YAML (no Pulumi needed);
-    a mistake in the config is an :class:`~tfcli.errors.InvalidInput`, as the program's would be."""
+    a mistake in the config is an :class:`~trainer.kernel.errors.InvalidInput`, as the program's would be."""
     objects = sweep_objects(sweep_settings_from_config(config, stack=stack))
     return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, allow_unicode=True)
 

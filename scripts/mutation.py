@@ -34,19 +34,19 @@ GOAL = 0.90
 # module -> the test files that are its own (run on every mutant of it; the faster, the shorter the run).
 MODULES: dict[str, list[str]] = {
     "tfcli/sweeps/stats.py": ["tests/sweeps/test_stats_oracles.py", "tests/sweeps/test_stats.py"],
-    "tfcli/spec/sweep_axes.py": ["tests/spec/test_sweep_axes.py"],
-    "tfcli/spec/frequency.py": ["tests/spec/test_frequency.py"],
-    "tfcli/spec/gpu_zones.py": ["tests/spec/test_gpu_zones.py"],
-    "tfcli/spec/ttl.py": ["tests/spec/test_ttl.py"],
-    "tfcli/spec/counted.py": ["tests/spec/test_frequency.py", "tests/spec/test_ttl.py"],
+    "trainer/kernel/spec/sweep_axes.py": ["tests/spec/test_sweep_axes.py"],
+    "trainer/kernel/spec/frequency.py": ["tests/spec/test_frequency.py"],
+    "trainer/kernel/spec/gpu_zones.py": ["tests/spec/test_gpu_zones.py"],
+    "trainer/kernel/spec/ttl.py": ["tests/spec/test_ttl.py"],
+    "trainer/kernel/spec/counted.py": ["tests/spec/test_frequency.py", "tests/spec/test_ttl.py"],
     "tfcli/runs/reaping.py": ["tests/cli/test_reap_rule.py"],
     "infra/naming.py": ["tests/infra/test_naming.py"],
     "infra/image_context.py": ["tests/infra/test_image_context.py"],
     "infra/image_progress.py": ["tests/infra/test_image_progress.py"],
     "trainer/transport/codec.py": ["tests/trainer/test_codec.py"],
     "trainer/schedule.py": ["tests/trainer/test_schedule.py"],
-    "trainer/budget.py": ["tests/trainer/test_budget.py"],
-    "trainer/scores.py": ["tests/trainer/test_scores.py"],
+    "trainer/kernel/budget.py": ["tests/trainer/test_budget.py"],
+    "trainer/kernel/scores.py": ["tests/trainer/test_scores.py"],
     "trainer/rungs.py": ["tests/trainer/test_rungs.py"],
     "trainer/rung_scores.py": ["tests/trainer/test_published_scores.py"],
     "tfcli/gke/sweep_job.py": ["tests/gke/test_sweep_job.py"],
@@ -54,9 +54,9 @@ MODULES: dict[str, list[str]] = {
     "tfcli/gke/states.py": ["tests/gke/test_run_states.py"],
     "trainer/sweep_queue.py": ["tests/trainer/test_sweep_queue.py"],
     "trainer/trial_sections.py": ["tests/trainer/test_trial_sections.py"],
-    "tfcli/spec/suggest.py": ["tests/spec/test_suggest.py"],
+    "trainer/kernel/spec/suggest.py": ["tests/spec/test_suggest.py"],
     "trainer/result_file.py": ["tests/trainer/test_result_file.py"],
-    "tfcli/spec/parallel.py": ["tests/spec/test_parallel.py"],
+    "trainer/kernel/spec/parallel.py": ["tests/spec/test_parallel.py"],
     "tfcli/experiments/spec_view.py": ["tests/spec/test_spec_view.py"],
 }
 
@@ -84,16 +84,17 @@ EQUIVALENT: dict[str, str] = {
     "tfcli.sweeps.stats.x_stratified_resamples__mutmut_6": "integers(runs, ...) is integers(0, runs, ...): same draws",
     "tfcli.sweeps.stats.x_curve_band__mutmut_14": "integers(runs, ...) is integers(0, runs, ...): same draws",
     **{
-        f"tfcli.spec.sweep_axes.x_describe__mutmut_{n}": "zip(..., strict=True) -> strict None/False/left out: "
+        f"trainer.kernel.spec.sweep_axes.x_describe__mutmut_{n}": "zip(..., strict=True) -> strict None/False/left "
+        "out: "
         "the names are made from the combination's own keys, so the two always have one length"
         for n in (21, 24, 25)
     },
     **{
-        f"tfcli.spec.sweep_axes.x_describe__mutmut_{n}": "rsplit('.', 1)[-1] -> rsplit('.')[-1] or rsplit('.', 2)"
-        "[-1]: the last part is the same however many splits are made before it"
+        f"trainer.kernel.spec.sweep_axes.x_describe__mutmut_{n}": "rsplit('.', 1)[-1] -> rsplit('.')[-1] or "
+        "rsplit('.', 2)[-1]: the last part is the same however many splits are made before it"
         for n in (5, 8)
     },
-    "trainer.scores.x_smooth__mutmut_4": "cumsum from 1.0 instead of 0.0: every window is a difference of two "
+    "trainer.kernel.scores.x_smooth__mutmut_4": "cumsum from 1.0 instead of 0.0: every window is a difference of two "
     "running sums, so the constant cancels",
     "trainer.transport.codec.x__dtype__mutmut_4": "decode('ASCII') is decode('ascii'): codec names ignore case",
     **{
@@ -103,11 +104,11 @@ EQUIVALENT: dict[str, str] = {
     },
     "trainer.rung_scores.xǁRungScoresǁscore__mutmut_2": "'if reached(...) or True': reached() has run either way, "
     "and a score not reached is not in _known, so .get gives None as the else branch does",
-    "tfcli.spec.sweep_axes.x_scalar__mutmut_5": "lstrip('XX+-XX') strips the same as lstrip('+-'): the text was "
-    "lower-cased, so it has no 'X'",
+    "trainer.kernel.spec.sweep_axes.x_scalar__mutmut_5": "lstrip('XX+-XX') strips the same as lstrip('+-'): the "
+    "text was lower-cased, so it has no 'X'",
     **{
-        f"trainer.scores.x_iqm__mutmut_{n}": "asarray without dtype=float: sorting and numpy's mean of integers give "
-        "the same float64 numbers"
+        f"trainer.kernel.scores.x_iqm__mutmut_{n}": "asarray without dtype=float: sorting and numpy's mean of "
+        "integers give the same float64 numbers"
         for n in (4, 6)
     },
     "tfcli.gke.sweep_job.x_parse_indexes__mutmut_7": "None read as 'XXXX' instead of '': not an index list either, "

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from disk_kit import mount_tmpfs, unmount
 
-from tfcli.spec.library import PROJECT_FILE
+from trainer.kernel.spec.library import PROJECT_FILE
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tfcli.spec import Cluster, Experiment
-from tfcli.spec.library import BUNDLED_CONFIGS, KINDS
+from trainer.kernel.spec import Cluster, Experiment
+from trainer.kernel.spec.library import BUNDLED_CONFIGS, KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 

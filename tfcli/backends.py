@@ -17,7 +17,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
-from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import BackendName
 from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentStore
@@ -30,9 +29,10 @@ from tfcli.runs.reaping import Reaped, reap_reason
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.resuming import FLAGS, ResumeOptions, plan_resume, write_budget
 from tfcli.runs.run import Run
-from tfcli.spec.parallel import checked_parallel
 from tfcli.stackfiles.files import stack_path
 from tfcli.sweeps.status import SweepStatus
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec.parallel import checked_parallel
 
 if TYPE_CHECKING:  # numpy's sweep statistics load where a table is drawn, not for every `list`
     from tfcli.runs.comparison import Comparison

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 
 @contextlib.contextmanager

@@ -13,11 +13,11 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from tfcli.errors import InvalidInput, TfcliError
-from tfcli.spec.base import DnsName
-from tfcli.spec.documents import display_path, read_document
-from tfcli.spec.errors import problems_of
-from tfcli.spec.library import PROJECT_FILE, find_project_root
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec.base import DnsName
+from trainer.kernel.spec.documents import display_path, read_document
+from trainer.kernel.spec.errors import problems_of
+from trainer.kernel.spec.library import PROJECT_FILE, find_project_root
 
 DEFAULT_LOCATION = "us-central1"
 DEFAULT_CODE_FOLDER = "envs"  # what `tfcli init` scaffolds: the project's own environments

@@ -27,8 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import TfcliError, io_failure
 from trainer.compat import quiet_tensorflow_import
+from trainer.kernel.errors import TfcliError, io_failure
 
 log = logging.getLogger("trainer")
 
@@ -88,18 +88,18 @@ def _setup_logging(debug: bool) -> None:
 
 
 def _run(arguments: argparse.Namespace) -> int:
-    from tfcli.spec import load_experiment
-    from tfcli.spec.documents import display_path
     from trainer.config import RunConfig, parse_workers
+    from trainer.kernel.spec import load_experiment
+    from trainer.kernel.spec.documents import display_path
 
     loaded = load_experiment(arguments.spec)
     experiment = loaded.spec
     _setup_logging(arguments.debug or experiment.debug_logging)
     if arguments.output is None:  # a sweep's slot runs whichever trial its spec names, into that trial's folder
         arguments.output = arguments.output_parent / experiment.name
-    from trainer.budget import Budget
     from trainer.ended import nothing_to_train
     from trainer.hooks.early_stop import waiting_decided
+    from trainer.kernel.budget import Budget
 
     ended = nothing_to_train(arguments.output, Budget.of(experiment)) or waiting_decided(
         arguments.output, experiment.early_stop, experiment.name
@@ -142,7 +142,7 @@ def _hourly_price() -> float | None:
     try:
         return parse_hourly_price(os.environ.get(HOURLY_PRICE_VARIABLE))
     except ValueError as error:
-        from tfcli.errors import InvalidInput
+        from trainer.kernel.errors import InvalidInput
 
         raise InvalidInput(str(error)) from None
 
@@ -153,13 +153,13 @@ def _publish_seconds() -> float | None:
     try:
         return parse_publish_seconds(os.environ.get(PUBLISH_VARIABLE))
     except ValueError as error:
-        from tfcli.errors import InvalidInput
+        from trainer.kernel.errors import InvalidInput
 
         raise InvalidInput(str(error)) from None
 
 
 def _env_worker(arguments: argparse.Namespace) -> int:
-    from tfcli.spec import load_experiment
+    from trainer.kernel.spec import load_experiment
 
     experiment = load_experiment(arguments.spec).spec
     _setup_logging(arguments.debug or experiment.debug_logging)
@@ -167,7 +167,7 @@ def _env_worker(arguments: argparse.Namespace) -> int:
 
     run_over = serve(experiment, host=arguments.host, port=arguments.port, token=os.environ.get(TOKEN_VARIABLE))
     # 0 only when the learner said the run is over: an indexed Job never runs an index that exited 0 again.
-    from tfcli.spec.outcomes import EXIT_PAUSED
+    from trainer.kernel.spec.outcomes import EXIT_PAUSED
 
     return 0 if run_over else EXIT_PAUSED
 

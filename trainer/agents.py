@@ -7,7 +7,7 @@ from the experiment. The network spec, when the experiment names one, replaces t
 
 TensorForce's own summarizer (:func:`agent_summarizer`) and recorder (:func:`agent_recorder`) are the trainer's to
 set too: a TensorForce agent file's ``summarizer`` and ``recorder`` reach the trainer as the experiment's
-``agent_summaries`` and ``record`` (tfcli/spec/tensorforce_agents.py). On TensorFlow 2.12 the summarizer writes
+``agent_summaries`` and ``record`` (trainer/kernel/spec/tensorforce_agents.py). On TensorFlow 2.12 the summarizer writes
 losses, entropy, KL divergence, update norm and reward/return estimates (episode return and length among them)
 into ``summaries/agent/``. They are not free: on cartpole-ppo, tracing the summary ops adds ~0.5 s before the first
 update and writing them ~6% to each update (a 50,000-timestep run: 12.5-13.2 s with them, 11.6-11.8 s without;
@@ -24,10 +24,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.agent import AgentSpec, NetworkSpec
-from tfcli.spec.recording import Recording
 from trainer import compat
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.agent import AgentSpec, NetworkSpec
+from trainer.kernel.spec.recording import Recording
 
 log = logging.getLogger(__name__)
 

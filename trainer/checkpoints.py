@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import TfcliError, io_failure
-from trainer.files import atomic_write_json, fsync_directory, fsync_file
+from trainer.kernel.errors import TfcliError, io_failure
+from trainer.kernel.files import atomic_write_json, fsync_directory, fsync_file
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tfcli.errors import InvalidInput
-from tfcli.spec import Experiment
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import Experiment
 
 Address = tuple[str, int]
 EnvironmentsOption = Literal["auto", "in-process", "subprocess"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from trainer.state import Episode
+from trainer.kernel.state import Episode
 
 FILENAME = "learning_curve.png"
 

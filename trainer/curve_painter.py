@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from trainer.curve import plot_learning_curve
-from trainer.state import Episode
+from trainer.kernel.state import Episode
 
 DRAW_SECONDS = 120.0  # a helper that takes longer is killed and the trainer draws
 

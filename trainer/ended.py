@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trainer.budget import Budget
+from trainer.kernel.budget import Budget
 from trainer.result_file import read_result
 
 # In a pruned trial's folder once ``resume --include-pruned`` released it (and kept there: a released trial that
@@ -45,7 +45,7 @@ def release_note(result: dict[str, Any]) -> str:
 
 def release(output: Path) -> None:
     """Release the pruned run in ``output`` to train on (``resume --include-pruned``, on this machine)."""
-    from trainer.files import atomic_write_text
+    from trainer.kernel.files import atomic_write_text
 
     atomic_write_text(output / RELEASED, release_note(read_result(output)))
 

@@ -37,7 +37,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tfcli.spec import Experiment
+from trainer.kernel.spec import Experiment
 from trainer.pools.base import RUNNING
 from trainer.pools.recipe import EnvironmentRecipe
 from trainer.transport import (

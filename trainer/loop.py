@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from trainer.acting import Acting
-from trainer.budget import Budget
 from trainer.hooks import Hook
+from trainer.kernel.budget import Budget
+from trainer.kernel.state import Episode, RunState
 from trainer.pools.base import RUNNING, TRUNCATED, EnvironmentPool
 from trainer.signals import StopRequest
-from trainer.state import Episode, RunState
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 from typing import IO
 
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 log = logging.getLogger(__name__)
 

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import InvalidInput, TfcliError
-from tfcli.spec import Experiment
-from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment
 from trainer.acting import Evaluating
 from trainer.checkpoints import MARKER, Checkpoint, CheckpointStore
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec import Experiment
+from trainer.kernel.spec.environment import CustomEnvironment, GymnasiumEnvironment
 from trainer.pools.base import RUNNING
 from trainer.pools.recipe import EnvironmentRecipe
 from trainer.video import VideoWriter

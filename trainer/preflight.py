@@ -1,6 +1,6 @@
 """Build and step an experiment the way the trainer will, so that ``tfcli validate`` accepting it means it runs.
 
-The schema (``tfcli.spec``) cannot see what only the environment and TensorForce know: the level's spaces, its
+The schema (``trainer.kernel.spec``) cannot see what only the environment and TensorForce know: the level's spaces, its
 episode limit, which agents can act on which actions, which layers fit which observations, and the dozens of
 argument checks TensorForce makes when it builds an agent. :func:`preflight` does what ``run`` does before its
 first timestep — the environment from the same recipe, the agent with the same arguments and
@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from tfcli.errors import InvalidInput, TfcliError
-from tfcli.spec import Experiment
-from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment
 from trainer.argument_values import argument_problems
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec import Experiment
+from trainer.kernel.spec.environment import CustomEnvironment, GymnasiumEnvironment
 from trainer.pools.recipe import EnvironmentRecipe
 from trainer.stall import StallWatch
 

@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tfcli.spec.outcomes import EXIT_COMPLETED, EXIT_COST_LIMIT, EXIT_FAILED, EXIT_PAUSED, paused_at_cost_limit
-from trainer.files import atomic_write_json
+from trainer.kernel.files import atomic_write_json
+from trainer.kernel.spec.outcomes import EXIT_COMPLETED, EXIT_COST_LIMIT, EXIT_FAILED, EXIT_PAUSED, paused_at_cost_limit
+from trainer.kernel.state import RunState
 from trainer.result_file import FILENAME, read_result
-from trainer.state import RunState
 
 # A pruned trial has ended for good: exit 0, so that its Job index completes and is not run again.
 EXIT_CODES = {"completed": EXIT_COMPLETED, "pruned": EXIT_COMPLETED, "paused": EXIT_PAUSED, "failed": EXIT_FAILED}

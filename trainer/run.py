@@ -15,10 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import InvalidInput, TfcliError, io_failure
 from trainer import output_lock
 from trainer.acting import acting_for
-from trainer.budget import Budget
 from trainer.checkpoints import CheckpointStore
 from trainer.compat import quiet_tensorflow_import
 from trainer.config import RunConfig
@@ -33,6 +31,9 @@ from trainer.hooks.progress_log import FILENAME as PROGRESS
 from trainer.hooks.progress_log import ProgressLog, read_episodes, rewind
 from trainer.hooks.reporting import reporter
 from trainer.hooks.summaries import TensorBoardSummaries
+from trainer.kernel.budget import Budget
+from trainer.kernel.errors import InvalidInput, TfcliError, io_failure
+from trainer.kernel.state import RunState
 from trainer.loop import train
 from trainer.pools.base import EnvironmentPool
 from trainer.pools.factory import close_pool, make_pool
@@ -41,7 +42,6 @@ from trainer.preflight import compatibility_problems, environment_label
 from trainer.results import Result, checkpointed_timesteps, withdraw
 from trainer.signals import StopRequest
 from trainer.stall import StallWatch
-from trainer.state import RunState
 
 log = logging.getLogger(__name__)
 

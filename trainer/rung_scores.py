@@ -10,7 +10,7 @@ read once per judging trial.
 
 The file is never written twice: on the GCS FUSE mount a second write would replace the object's generation, and a
 reader that had it open gets ``ESTALE``. gcsfuse publishes a file only when its writer closes it, and a reader
-sees the metadata it cached for up to the mount's TTL (``tfcli.spec.early_stop.METADATA_TTL_SECONDS``), so a
+sees the metadata it cached for up to the mount's TTL (``trainer.kernel.spec.early_stop.METADATA_TTL_SECONDS``), so a
 sibling's file may be missing, stale or unreadable for a while: any ``OSError`` (``ENOENT``, ``ESTALE``, ``EIO``)
 or a file that does not parse is "not reached yet", never a failure; the rung is judged again later.
 """
@@ -22,8 +22,8 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tfcli.spec.early_stop import TrialEarlyStop
-from trainer.files import atomic_write_text
+from trainer.kernel.files import atomic_write_text
+from trainer.kernel.spec.early_stop import TrialEarlyStop
 from trainer.result_file import read_result, result_status
 from trainer.rungs import combination_score
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfcli.spec.early_stop import TrialEarlyStop
-from tfcli.spec.outcomes import EXIT_PAUSED
-from trainer.files import atomic_write_json
+from trainer.kernel.files import atomic_write_json
+from trainer.kernel.spec.early_stop import TrialEarlyStop
+from trainer.kernel.spec.outcomes import EXIT_PAUSED
 from trainer.result_file import FILENAME
 from trainer.rung_scores import SweepRungs
 from trainer.rungs import judge

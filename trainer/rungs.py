@@ -2,7 +2,7 @@
 
 At a rung a trial goes on only if its combination is in the top ``1/reduction`` of the combinations that have
 reached the rung (at least one goes on; a tie with the last one that goes on goes on too). A combination is ranked
-by the interquartile mean over its seeds of each seed's score at the rung (:func:`trainer.scores.score_before`:
+by the interquartile mean over its seeds of each seed's score at the rung (:func:`trainer.kernel.scores.score_before`:
 the mean return in the last 10% of the timesteps before it). With fewer than ``reduction`` combinations at the rung
 nothing is decided yet: the trial waits at the rung, or judges it again as others reach it
 (``trainer/rung_wait.py``, ``trainer/hooks/early_stop.py``).
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trainer.scores import iqm
+from trainer.kernel.scores import iqm
 
 
 @dataclass(frozen=True)

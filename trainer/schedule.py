@@ -7,8 +7,8 @@ and a batched step that jumps past a multiple fires once, not once per skipped m
 
 from __future__ import annotations
 
-from tfcli.spec import Frequency
-from trainer.state import RunState
+from trainer.kernel.spec import Frequency
+from trainer.kernel.state import RunState
 
 
 class Every:

@@ -22,7 +22,7 @@ import time
 from types import FrameType
 from typing import Any
 
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 log = logging.getLogger(__name__)
 

@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tfcli.spec.early_stop import TrialEarlyStop
-from tfcli.spec.outcomes import EXIT_PAUSED
+from trainer.kernel.spec.early_stop import TrialEarlyStop
+from trainer.kernel.spec.outcomes import EXIT_PAUSED
 from trainer.result_file import FILENAME as RESULT
 from trainer.result_file import read_result
 from trainer.rung_scores import SweepRungs
@@ -77,7 +77,7 @@ class Worker:
     def __init__(
         self, specs: list[Path], parent: Path, bucket: Any, prefix: str, code: list[str], run: int = 0
     ) -> None:
-        from tfcli.spec import load_experiment
+        from trainer.kernel.spec import load_experiment
 
         self.parent, self.bucket, self.prefix, self.code = parent, bucket, prefix, code
         self.specs: dict[int, Path] = {}
@@ -88,7 +88,7 @@ class Worker:
             settings = experiment.early_stop
             index = settings.index_of(experiment.name) if settings is not None else None
             if settings is None or index is None:
-                from tfcli.errors import InvalidInput
+                from trainer.kernel.errors import InvalidInput
 
                 raise InvalidInput(f"{path}: early_stop: a sweep worker trains the trials of an early-stopped sweep")
             self.specs[index], self.names[index] = path, experiment.name

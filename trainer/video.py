@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import InvalidInput
-from trainer.files import check_writable
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.files import check_writable
 
 FORMATS = (".mp4", ".gif")
 
 
 def check_video_path(path: Path) -> Path:
-    """A file ending in ``.mp4`` or ``.gif`` that can be written (:func:`trainer.files.check_writable`), else
+    """A file ending in ``.mp4`` or ``.gif`` that can be written (:func:`trainer.kernel.files.check_writable`), else
     :class:`InvalidInput` naming the flag."""
     if path.suffix.lower() not in FORMATS:
         raise InvalidInput(f"--video: {path}: write an .mp4 or a .gif file")

@@ -13,8 +13,8 @@ from disk_kit import fill_disk
 from typer.testing import CliRunner
 
 from tfcli.cli.app import app
-from tfcli.errors import TfcliError
-from tfcli.spec.library import PROJECT_FILE
+from trainer.kernel.errors import TfcliError
+from trainer.kernel.spec.library import PROJECT_FILE
 
 SPEC = tiny_spec("tiny", 300, saver=None)
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli_kit import invoke
-from tfcli.errors import MAX_PROBLEMS
-from tfcli.spec.documents import MAX_DEPTH, MAX_SPEC_BYTES
+from trainer.kernel.errors import MAX_PROBLEMS
+from trainer.kernel.spec.documents import MAX_DEPTH, MAX_SPEC_BYTES
 
 # 9 levels of 9 aliases: 9**9 (387 million) strings once expanded, in 400 bytes
 ALIAS_BOMB = "\n".join(

@@ -9,7 +9,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tfcli.cli.app import app
-from tfcli.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
 runner = CliRunner()
 
@@ -112,7 +112,7 @@ def test_a_gcp_project_given_later_replaces_the_placeholder_in_existing_stack_fi
 
 def test_a_new_project_defaults_to_a_zone_that_offers_the_default_gpu(tmp_path: Path) -> None:
     """A zone, not a region: a regional cluster runs each pool in three zones and gets no free-tier credit."""
-    from tfcli.spec.gpu_zones import zones_offering
+    from trainer.kernel.spec.gpu_zones import zones_offering
 
     result = runner.invoke(app, ["init", str(tmp_path / "p"), "-r", "my-gcp-project"])
     assert result.exit_code == 0, result.output

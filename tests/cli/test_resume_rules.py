@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.project import Project, ProjectDir
 from tfcli.runs.resuming import ResumeOptions, ResumePlan, check_experiment_resumable, plan_resume
 from tfcli.runs.run import Run
 from tfcli.sweeps.store import SweepDir
+from trainer.kernel.errors import InvalidInput, TfcliError
 
 NONE = ResumeOptions()
 

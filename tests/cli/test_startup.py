@@ -50,14 +50,14 @@ def test_help_imports_no_pydantic_and_no_spec_model() -> None:
     the models it uses when it runs (issue 30)."""
     loaded = _modules_after(["--help"])
     assert [m for m in loaded if m.split(".")[0] in ("pydantic", "pydantic_core")] == []
-    models = ("tfcli.spec", "tfcli.project", "tfcli.runs", "tfcli.experiments", "tfcli.sweeps")
+    models = ("trainer.kernel.spec", "tfcli.project", "tfcli.runs", "tfcli.experiments", "tfcli.sweeps")
     assert [m for m in loaded if m.startswith(models)] == []
 
 
 def test_a_group_help_imports_no_spec_model() -> None:
     """``tfcli experiment --help`` neither: pydantic itself is typer's there (it validates parameters with it)."""
     loaded = _modules_after(["experiment", "--help"])
-    models = ("tfcli.spec", "tfcli.project", "tfcli.runs", "tfcli.experiments", "tfcli.sweeps")
+    models = ("trainer.kernel.spec", "tfcli.project", "tfcli.runs", "tfcli.experiments", "tfcli.sweeps")
     assert [m for m in loaded if m.startswith(models)] == []
 
 
@@ -82,6 +82,6 @@ def test_list_of_finished_runs_imports_no_numpy(tmp_path: Path) -> None:
     (results / "result.json").write_text('{"status": "completed", "timesteps": 100000, "episodes": 400}')
     (tmp_path / "experiments" / "done" / "run.json").write_text('{"backend": "local", "started_at": "2026-01-01"}')
     loaded = _modules_after(["experiment", "list"], cwd=tmp_path)
-    assert "trainer.budget" in loaded  # it did read the run's result (tfcli.experiments.status.reported_state)
+    assert "trainer.kernel.budget" in loaded  # it did read the run's result (tfcli.experiments.status.reported_state)
     assert [m for m in loaded if m.split(".")[0] == "numpy"] == []
     assert {"tfcli.runs.comparison", "tfcli.sweeps.aggregate", "trainer.rung_wait"} & set(loaded) == set()

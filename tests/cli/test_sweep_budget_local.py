@@ -12,7 +12,7 @@ import pytest
 import yaml
 from cli_kit import invoke, sweep_status
 
-from tfcli.spec.outcomes import paused_at_cost_limit
+from trainer.kernel.spec.outcomes import paused_at_cost_limit
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 

@@ -1,5 +1,5 @@
 """A name that is looked up and not found (``-e``, ``-s``, ``-c``, a library name on the command line) exits 2 with
-the close names first (tfcli/spec/suggest.py), every known name, and a hint; nothing is written (issue 34)."""
+the close names first (trainer/kernel/spec/suggest.py), every known name, and a hint; nothing is written (issue 34)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tfcli.cli.app import app
-from tfcli.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
 runner = CliRunner()
 pytestmark = pytest.mark.usefixtures("release_memory")  # validate builds agents in this process

@@ -37,9 +37,9 @@ from job_controller import JobController, Outcome
 
 from infra import naming
 from infra.sweep_manifests import INDEX_VARIABLE, TRIALS_CONFIG_MAP, slot_file
-from tfcli.spec.outcomes import COST_LIMIT_REASON
+from trainer.kernel.spec.outcomes import COST_LIMIT_REASON
+from trainer.kernel.state import Episode, RunState
 from trainer.results import Result
-from trainer.state import Episode, RunState
 from trainer.sweep_claims import claims_folder
 
 EPISODES = 400  # per finished trial (its 40,000-timestep budget); a trial cut short wrote half of them

@@ -104,7 +104,7 @@ def test_one_lifecycle_through_the_backend_interface(lifecycle: Lifecycle) -> No
 
 
 def test_a_run_that_never_started_cannot_pause_on_either_backend(lifecycle: Lifecycle) -> None:
-    from tfcli.errors import TfcliError
+    from trainer.kernel.errors import TfcliError
 
     backend, run, _ = lifecycle
     with pytest.raises(TfcliError, match=r"not (running|deployed)"):

@@ -19,15 +19,15 @@ from google.auth.credentials import AnonymousCredentials
 from google.auth.transport.requests import AuthorizedSession
 from test_sweep_gke import invoke, progress, result
 
-from tfcli.errors import TfcliError
 from tfcli.experiments.store import ExperimentStore
 from tfcli.gke.bucket_reads import BucketReads
 from tfcli.gke.results import remote_results
 from tfcli.gke.sweep_readings import TrialReading, read_deployed, trial_remote
 from tfcli.project import open_project
-from tfcli.spec.library import BUNDLED_CONFIGS
-from tfcli.spec.sweep import Trial
 from tfcli.sweeps.store import get_sweep
+from trainer.kernel.errors import TfcliError
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec.sweep import Trial
 
 SWEEP = "many"
 BUCKET = "tfcli-many-96f4ee46"  # by heart: a renamed bucket fails tests

@@ -15,7 +15,7 @@ import pytest
 from infra import cloud_build
 from infra.image_build import TrainerBuildProvider, context_object, run_build
 from infra.image_context import build_context
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 PROJECT = "my-project"
 BUCKET = "tfcli-builds-test"

@@ -46,8 +46,8 @@ def leftover_stack_file(root: Path) -> Path:
     """``stacks/Pulumi.shared-t4.yaml`` as a create that failed before Pulumi made the stack left it (tfcli before
     this fix), or as a teammate committed it without deploying it."""
     from tfcli.project import open_project
-    from tfcli.spec import ConfigLibrary, load_cluster
     from tfcli.stackfiles.files import cluster_stack
+    from trainer.kernel.spec import ConfigLibrary, load_cluster
 
     library = ConfigLibrary.for_project(root)
     cluster = load_cluster("single-node-gpu", library=library, overrides={"name": "shared-t4"}).spec

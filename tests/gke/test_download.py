@@ -9,9 +9,9 @@ import pytest
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import storage
 
-from tfcli.errors import TfcliError
 from tfcli.gke.download import _safe_target, download_prefix
 from tfcli.local.supervisor import free_port
+from trainer.kernel.errors import TfcliError
 
 BUCKET = "tfcli-results-test"
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from gke_testkit import GCP_PROJECT, make_gke_project
 
-from infra.config_keys import IMAGE_KEY, IMAGE_STACK_KEY
-from tfcli.errors import TfcliError
 from tfcli.gke import image_stack
 from tfcli.gke.stacks import StackState
 from tfcli.project import open_project
+from trainer.kernel.config_keys import IMAGE_KEY, IMAGE_STACK_KEY
+from trainer.kernel.errors import TfcliError
 
 NAME = f"image.{GCP_PROJECT}"
 

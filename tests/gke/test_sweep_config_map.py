@@ -16,11 +16,11 @@ from cli_kit import invoke
 from infra.sweep_config import sweep_settings_from_config
 from infra.sweep_manifests import build_sweep_manifests
 from infra.sweep_program import sweep_context
-from tfcli.errors import InvalidInput
-from tfcli.spec import ConfigLibrary
-from tfcli.spec.library import BUNDLED_CONFIGS
-from tfcli.spec.sweep import CONFIG_MAP_LIMIT, config_map_size, trials_data
 from tfcli.sweeps.create import SweepOptions, plan_sweep
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import ConfigLibrary
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec.sweep import CONFIG_MAP_LIMIT, config_map_size, trials_data
 
 LIBRARY = ConfigLibrary((BUNDLED_CONFIGS,))
 RATES = [1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3, 7e-3, 8e-3, 9e-3]  # 9 combinations; seeds set the count

@@ -1,8 +1,8 @@
 """A sweep's life on GKE through tfcli: ``start -s`` deploys its one stack, ``status -s``/``list -s`` read every
 trial from the bucket, ``pause -s``/``resume -s`` flip ``tfcli:suspend``, ``stop -s`` downloads every trial then
 destroys. The stack is played by the fake ``pulumi``, the bucket by gcp-storage-emulator (real HTTP), and the
-trials' files are written as the trainer writes them (:class:`trainer.state.Episode`, :class:`trainer.results.Result`)
-into ``gs://<bucket>/<sweep>/<sweep>-k/``, where each pod of the Indexed Job writes."""
+trials' files are written as the trainer writes them (:class:`trainer.kernel.state.Episode`,
+:class:`trainer.results.Result`) into ``gs://<bucket>/<sweep>/<sweep>-k/``, where each pod of the Indexed Job writes."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from test_cluster_watch import recorded
 from typer.testing import CliRunner
 
 from tfcli.cli.app import app
+from trainer.kernel.state import Episode, RunState
 from trainer.results import Result
-from trainer.state import Episode, RunState
 
 runner = CliRunner()
 SWEEP = "cartpole-lr"  # the bundled sweep: 3 learning rates x 3 seeds = trials cartpole-lr-0 .. cartpole-lr-8

@@ -113,7 +113,7 @@ def test_rerun_alone_makes_a_new_job_and_held_trials_are_checked(gke_lab: Path) 
     """``--retry-failed`` right after a failed Job holds nothing, so only ``tfcli:rerun`` can make the Job new."""
     import pytest
 
-    from tfcli.errors import InvalidInput
+    from trainer.kernel.errors import InvalidInput
 
     config = stack_config(gke_lab)
 

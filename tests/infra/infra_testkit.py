@@ -12,8 +12,8 @@ from typing import Any
 from infra.plan import Plan, PlannedResource, plan_stack
 from infra.pod_parts import job_role
 from infra.stack_files import experiment_stack_config
-from tfcli.spec import ConfigLibrary, Experiment, load_experiment
-from tfcli.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec import ConfigLibrary, Experiment, load_experiment
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
 LIBRARY = ConfigLibrary((BUNDLED_CONFIGS,))
 PROJECT = "test-project"

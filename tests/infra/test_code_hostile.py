@@ -23,9 +23,9 @@ from cli_kit import invoke
 from test_code_shipping import code_project, jobs, objects_of, stack_config  # noqa: F401  (code_project is a fixture)
 from test_manifests import K8S_VERSIONS
 
-from infra.config_keys import CODE_KEY
 from infra.stack_config import settings_from_config
-from tfcli.errors import InvalidInput
+from trainer.kernel.config_keys import CODE_KEY
+from trainer.kernel.errors import InvalidInput
 
 PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
 
@@ -142,7 +142,7 @@ import json, resource, sys
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 from infra.code_bundle import read_code
-from tfcli.errors import InvalidInput
+from trainer.kernel.errors import InvalidInput
 try:
     read_code(Path.cwd(), ["envs"], where="Pulumi.gw-gke.yaml: tfcli:code")
 except InvalidInput as error:

@@ -21,11 +21,11 @@ from infra_testkit import PROJECT, ZONE
 from test_manifest_processes import run_as_processes
 
 from infra.code_bundle import CODE_DIGEST, CODE_MOUNT, LIMIT_BYTES
-from infra.config_keys import CODE_KEY, EXPERIMENT_KEY, PROJECT_KEY, ZONE_KEY
 from infra.manifests import build_manifests, context_for
 from infra.stack_config import settings_from_config
-from tfcli.errors import InvalidInput
 from tfcli.scaffold import EXAMPLE_ENVIRONMENTS
+from trainer.kernel.config_keys import CODE_KEY, EXPERIMENT_KEY, PROJECT_KEY, ZONE_KEY
+from trainer.kernel.errors import InvalidInput
 
 BUDGET = 300
 GRIDWORLD = {

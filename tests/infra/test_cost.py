@@ -9,9 +9,9 @@ from infra_testkit import BUNDLED_EXPERIMENTS, LIBRARY, experiment, plan_for, st
 
 from infra import prices
 from infra.prices import NodeGroup, estimate, gpu_hourly, machine_hourly
-from tfcli.spec.library import BUNDLED_CONFIGS
-from tfcli.spec.loader import load_cluster
-from tfcli.spec.machines import GPU_TYPES
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec.loader import load_cluster
+from trainer.kernel.spec.machines import GPU_TYPES
 
 
 def test_spot_is_cheaper_than_on_demand_for_the_same_cluster() -> None:

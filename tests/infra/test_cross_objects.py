@@ -35,8 +35,8 @@ from infra.plan import SECRET, Plan, PlannedResource
 from infra.shapes import machine_shape
 from infra.sizing import DAEMONSETS, SYSTEM_DEPLOYMENTS
 from infra.stack_files import cluster_stack_config
-from tfcli.spec import Experiment
-from tfcli.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec import Experiment
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
 GPU = "nvidia.com/gpu"
 SHARING_STRATEGY = "cloud.google.com/gke-gpu-sharing-strategy"

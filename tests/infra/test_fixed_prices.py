@@ -15,15 +15,15 @@ from test_current_prices import SKUS, with_key
 from test_sweep_stack import sweep_config
 
 from infra import prices
-from infra.config_keys import PRICES_KEY
 from infra.plan import Plan
 from infra.price_config import book_config, book_from_config
 from infra.run_price import run_hourly_price
 from infra.stack_config import settings_from_config
-from tfcli.errors import InvalidInput
 from tfcli.gke.price_source import current_prices, fix_prices
 from tfcli.project import ProjectDir
-from tfcli.spec import Experiment, load_experiment
+from trainer.kernel.config_keys import PRICES_KEY
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import Experiment, load_experiment
 
 CHEAP_T4 = {"asOf": "2026-11-26", "source": "test", "region": "us-central1", "gpus": {"nvidia-tesla-t4": [0.2, 0.05]}}
 

@@ -13,8 +13,8 @@ from infra_testkit import LIBRARY, plan_for, stack_config
 from infra import prices
 from infra.plan import Plan
 from infra.run_price import run_estimate
-from tfcli.errors import InvalidInput
-from tfcli.spec import Experiment, load_experiment
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import Experiment, load_experiment
 
 T4 = {"machine_type": "n1-standard-8", "gpus_per_node": 1, "gpu_type": "nvidia-tesla-t4", "num_nodes": 1}
 

@@ -22,8 +22,8 @@ from infra.run_price import trial_price
 from infra.sweep_config import sweep_settings_from_config
 from infra.sweep_manifests import render_sweep
 from infra.sweep_program import sweep_context
-from tfcli.errors import InvalidInput
-from tfcli.spec import load_experiment
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import load_experiment
 
 T4_POOL = {
     "name": "t4-pool",
@@ -144,7 +144,7 @@ def test_a_trial_at_4_clients_per_t4_costs_at_most_a_third_of_a_whole_t4() -> No
 def test_plan_s_shows_the_price_per_trial_hour(lab: Path) -> None:
     from cli_kit import invoke
 
-    from tfcli.spec.library import BUNDLED_CONFIGS
+    from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
     sweep = yaml.safe_load((BUNDLED_CONFIGS / "sweeps" / "cartpole-lr.yaml").read_text())
     sweep["base"]["cluster"] = {**T4_POOL, "gpu_sharing": TIME_SHARING_4}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from infra.image_context import build_context, excluded, parse_ignore, source_root
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 IGNORE = "*\n!pyproject.toml\n!README.md\n!tfcli/\n!trainer/\n!infra/\n**/__pycache__\n**/*.pyc\n"
 

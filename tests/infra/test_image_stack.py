@@ -11,11 +11,11 @@ import pytest
 from infra_testkit import PROJECT, REGION, containers, experiment, in_mode, jobs, plan_for, stack_config
 
 from infra import image
-from infra.config_keys import IMAGE_KEY, IMAGE_STACK_KEY, IMAGES_KEY
 from infra.image_choice import current_context
 from infra.image_program import image_settings_from_config
 from infra.plan import plan_stack
-from tfcli.errors import InvalidInput, TfcliError
+from trainer.kernel.config_keys import IMAGE_KEY, IMAGE_STACK_KEY, IMAGES_KEY
+from trainer.kernel.errors import InvalidInput, TfcliError
 
 IMAGE_STACK = image.image_stack_name(PROJECT)
 REPOSITORY = f"{REGION}-docker.pkg.dev/{PROJECT}/tfcli/trainer"

@@ -36,7 +36,7 @@ import yaml
 from infra_testkit import LIBRARY, PROJECT, ZONE
 
 from infra.manifests import context_for, render
-from tfcli.spec import Experiment, load_experiment
+from trainer.kernel.spec import Experiment, load_experiment
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 

@@ -12,7 +12,7 @@ from infra_testkit import BUNDLED_EXPERIMENTS, PROJECT, RUN_MODES, ZONE, in_mode
 from infra.manifests import build_manifests, context_for, render, render_stack_file
 from infra.plan import SECRET, plan_stack_file
 from infra.stack_files import STACKS_DIR
-from tfcli.errors import InvalidInput
+from trainer.kernel.errors import InvalidInput
 
 # The oldest minor GKE's release channels still offer and the newest schemas kubernetes-validate 1.37 ships.
 K8S_VERSIONS = ("1.33.0", kubernetes_validate.utils.latest_version())
@@ -77,8 +77,8 @@ def test_render_writes_kubectl_ready_yaml_with_a_fresh_token() -> None:
 def test_the_config_map_holds_the_resolved_spec_the_trainer_reads() -> None:
     spec = in_mode("space-invaders-dqn", "distributed")
     config_map = next(obj for obj in _objects("space-invaders-dqn", "distributed") if obj["kind"] == "ConfigMap")
-    from tfcli.spec import resolve_experiment, to_data
-    from tfcli.spec.library import BUNDLED_CONFIGS, ConfigLibrary
+    from trainer.kernel.spec import resolve_experiment, to_data
+    from trainer.kernel.spec.library import BUNDLED_CONFIGS, ConfigLibrary
 
     data = yaml.safe_load(config_map["data"]["experiment.yaml"])
     again = resolve_experiment(data, shown="cm", base=BUNDLED_CONFIGS, library=ConfigLibrary((BUNDLED_CONFIGS,)))

@@ -27,8 +27,8 @@ from infra import naming
 from infra.plan import SECRET, plan_stack, plan_stack_file
 from infra.plan_mocks import FAKE_CA, FAKE_ENDPOINT
 from infra.stack_files import STACKS_DIR, cluster_stack_config
-from tfcli.errors import InvalidInput
-from tfcli.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
 COMPONENTS = {
     "tfcli:infra:GkeCluster",

@@ -7,7 +7,7 @@ import pytest
 from infra_testkit import experiment
 
 from infra.sizing import default_parallelism, learner_pods_per_node, learner_resources, millicores
-from tfcli.spec import Experiment
+from trainer.kernel.spec import Experiment
 
 # Room a node leaves to our pods, by hand from GKE's reservations (infra/sizing.py's table): n1-standard-8 is 8 vCPU,
 # reserved 60 + 10 + 2 x 5 + 4 x 2.5 = 90m, less 400m of DaemonSets; a GPU node's taint keeps kube-system's

@@ -7,8 +7,8 @@ import yaml
 from infra_testkit import LIBRARY
 
 from infra.stack_files import STACKS_DIR, example_stack_files, main, read_stack_file, stack_name_of
-from tfcli.spec import load_cluster, load_experiment, resolve_experiment, to_data
-from tfcli.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec import load_cluster, load_experiment, resolve_experiment, to_data
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
 
 def test_committed_stack_files_are_the_generated_ones() -> None:

@@ -20,9 +20,9 @@ from infra.plan import Plan
 from infra.sweep_config import sweep_settings_from_config
 from infra.sweep_manifests import INDEX_ANNOTATION, render_sweep
 from infra.sweep_program import sweep_context
-from tfcli.errors import InvalidInput
-from tfcli.spec.early_stop import METADATA_TTL_SECONDS
 from tfcli.sweeps.create import SweepOptions, plan_sweep
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.early_stop import METADATA_TTL_SECONDS
 
 K8S_VERSIONS = ("1.33.0", kubernetes_validate.utils.latest_version())
 JOB = "kubernetes:batch/v1:Job"

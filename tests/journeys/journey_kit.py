@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 from process_kit import stop_process
 
-from tfcli.spec import ConfigLibrary, Experiment, load_experiment, to_yaml
-from tfcli.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec import ConfigLibrary, Experiment, load_experiment, to_yaml
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ConfigLibrary((BUNDLED_CONFIGS,))

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from infra.manifests import build_manifests, context_for
-from tfcli.spec import ConfigLibrary, load_experiment
-from tfcli.spec.library import BUNDLED_CONFIGS
 from trainer.__main__ import _parser
+from trainer.kernel.spec import ConfigLibrary, load_experiment
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = sorted(p.stem for p in (BUNDLED_CONFIGS / "experiments").glob("*.yaml"))

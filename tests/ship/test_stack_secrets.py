@@ -204,8 +204,8 @@ def test_tfcli_rewriting_a_stack_file_keeps_the_secrets_provider_keys(tmp_path: 
     """tfcli and CI drive the same stack: `tfcli experiment new/start` rewrites its keys and keeps Pulumi's."""
     from tfcli.project import Project as Settings
     from tfcli.project import ProjectDir
-    from tfcli.spec import load_experiment
     from tfcli.stackfiles.files import experiment_stack, stack_path
+    from trainer.kernel.spec import load_experiment
 
     project = ProjectDir(tmp_path, Settings(name="proj", gcp_project="my-project", location="us-central1-a"))
     project.stacks.mkdir()

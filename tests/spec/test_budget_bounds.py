@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cli_kit import invoke
 
-MAX_BUDGET = 10**12  # tfcli.spec.experiment.MAX_BUDGET, written out: the test says the number users see
+MAX_BUDGET = 10**12  # trainer.kernel.spec.experiment.MAX_BUDGET, written out: the test says the number users see
 SPEC = "name: huge\nenvironment: cartpole\nagent: ppo\n{budget}\n"
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
-from tfcli.spec import ConfigLibrary, load_any, to_yaml
-from tfcli.spec.agent import AGENT_ARGUMENTS, TRAINER_OWNED, AgentSpec, NetworkSpec
-from tfcli.spec.documents import read_document
-from tfcli.spec.environment import EnvironmentSpec
-from tfcli.spec.library import BUNDLED_CONFIGS, KINDS
+from trainer.kernel.spec import ConfigLibrary, load_any, to_yaml
+from trainer.kernel.spec.agent import AGENT_ARGUMENTS, TRAINER_OWNED, AgentSpec, NetworkSpec
+from trainer.kernel.spec.documents import read_document
+from trainer.kernel.spec.environment import EnvironmentSpec
+from trainer.kernel.spec.library import BUNDLED_CONFIGS, KINDS
 
 MODELS = {"agents": AgentSpec, "networks": NetworkSpec, "environments": TypeAdapter(EnvironmentSpec)}
 

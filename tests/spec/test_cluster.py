@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tfcli.spec import Cluster
+from trainer.kernel.spec import Cluster
 
 
 def problems(**fields: Any) -> dict[str, str]:

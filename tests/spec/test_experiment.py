@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tfcli.errors import InvalidInput
-from tfcli.spec import ConfigLibrary, Experiment, load_experiment, to_yaml
-from tfcli.spec.frequency import Frequency
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import ConfigLibrary, Experiment, load_experiment, to_yaml
+from trainer.kernel.spec.frequency import Frequency
 
 MINIMAL = {"name": "exp", "agent": "ppo", "environment": "cartpole", "episodes": 10}
 

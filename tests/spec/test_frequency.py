@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from tfcli.spec.frequency import Frequency, SummaryFrequency
+from trainer.kernel.spec.frequency import Frequency, SummaryFrequency
 
 
 @pytest.mark.parametrize(

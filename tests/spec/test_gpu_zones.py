@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tfcli.spec.cluster import DEFAULT_GPU_TYPE
-from tfcli.spec.gpu_zones import AS_OF, GPU_ZONES, SOURCE, default_zone, zones_offering
-from tfcli.spec.machines import GPU_BY_NAME
+from trainer.kernel.spec.cluster import DEFAULT_GPU_TYPE
+from trainer.kernel.spec.gpu_zones import AS_OF, GPU_ZONES, SOURCE, default_zone, zones_offering
+from trainer.kernel.spec.machines import GPU_BY_NAME
 
 
 def test_the_table_names_its_source_and_date_and_only_gke_gpu_names_and_zones_of_their_region() -> None:

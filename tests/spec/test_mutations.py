@@ -9,9 +9,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tfcli.errors import InvalidInput
-from tfcli.spec import ConfigLibrary, resolve_cluster, resolve_experiment, to_data
-from tfcli.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import ConfigLibrary, resolve_cluster, resolve_experiment, to_data
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
 LIBRARY = ConfigLibrary((BUNDLED_CONFIGS,))
 EXPERIMENTS = [yaml.safe_load(p.read_text()) for p in sorted((BUNDLED_CONFIGS / "experiments").glob("*.yaml"))]

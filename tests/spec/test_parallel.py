@@ -1,4 +1,4 @@
-"""A sweep's trials at a time has one rule (tfcli/spec/parallel.py), the same for ``--parallel`` locally and on
+"""A sweep's trials at a time has one rule (trainer/kernel/spec/parallel.py), the same for ``--parallel`` locally and on
 GKE, for ``render -s``/``plan -s``, the sweep file's ``parallel`` and the stack key ``tfcli:parallelism``."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from tests.cli_kit import invoke
-from tfcli.errors import InvalidInput
-from tfcli.spec.parallel import MIN_PARALLEL, checked_parallel
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.parallel import MIN_PARALLEL, checked_parallel
 
 
 @pytest.mark.parametrize("value", [None, 1, 2, 256, 1000])

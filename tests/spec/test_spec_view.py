@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tfcli.experiments.spec_view import DEFAULT_NUM_WORKERS, DEFAULT_RUN_MODE, SpecView
-from tfcli.spec import load_experiment
-from tfcli.spec.experiment import Experiment
+from trainer.kernel.spec import load_experiment
+from trainer.kernel.spec.experiment import Experiment
 
 
 def test_its_defaults_are_the_models() -> None:

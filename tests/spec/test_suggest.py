@@ -1,9 +1,9 @@
-"""The did-you-mean rule every name lookup shares (tfcli/spec/suggest.py): what counts as close, in which order,
-how many, and the underscore the 2018 client allowed."""
+"""The did-you-mean rule every name lookup shares (trainer/kernel/spec/suggest.py): what counts as close, in which
+order, how many, and the underscore the 2018 client allowed."""
 
 from __future__ import annotations
 
-from tfcli.spec.suggest import close_names, did_you_mean
+from trainer.kernel.spec.suggest import close_names, did_you_mean
 
 
 def test_a_slip_of_a_key_is_close_and_the_closest_comes_first() -> None:

@@ -1,4 +1,4 @@
-"""tfcli/spec/sweep_axes.py on its own: ``--set`` values, dotted keys set and read in plain spec data, and the
+"""trainer/kernel/spec/sweep_axes.py on its own: ``--set`` values, dotted keys set and read in plain spec data, and the
 short form of a combination. Errors are compared whole: they name the key and the fix."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.sweep_axes import (
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.sweep_axes import (
     OWNED_KEYS,
     check_key,
     describe,

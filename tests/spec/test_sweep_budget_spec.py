@@ -9,12 +9,12 @@ import pytest
 import yaml
 from cli_kit import invoke
 
-from tfcli.errors import InvalidInput
-from tfcli.spec import ConfigLibrary
-from tfcli.spec.library import BUNDLED_CONFIGS
-from tfcli.spec.sweep import read_sweep_file
-from tfcli.spec.sweep_budget import SweepBudget
 from tfcli.sweeps.create import SweepOptions, plan_sweep
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import ConfigLibrary
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec.sweep import read_sweep_file
+from trainer.kernel.spec.sweep_budget import SweepBudget
 
 LIBRARY = ConfigLibrary((BUNDLED_CONFIGS,))
 SWEEP = """\

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tfcli.errors import InvalidInput
-from tfcli.spec import load_experiment, to_data
-from tfcli.spec.translation import collect_notes
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import load_experiment, to_data
+from trainer.kernel.spec.translation import collect_notes
 
 FORMS = Path(__file__).resolve().parents[1] / "tensorforce_forms"
 

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from tests.cli_kit import invoke
-from tfcli.spec.library import BUNDLED_CONFIGS
-from tfcli.spec.ttl import Ttl
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec.ttl import Ttl
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("30m", 1800), ("8h", 28800), (" 2d ", 172800)])

@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 from cli_kit import invoke
 
-from tfcli.errors import InvalidInput
-from tfcli.spec import ConfigLibrary
-from tfcli.spec.early_stop import EarlyStopSettings
-from tfcli.spec.library import BUNDLED_CONFIGS
-from tfcli.spec.sweep import read_sweep_file
 from tfcli.sweeps.create import SweepOptions, plan_sweep
 from trainer.hooks.early_stop import early_stopping, sibling_folder, trial_score
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.scores import final_score, score_before
+from trainer.kernel.spec import ConfigLibrary
+from trainer.kernel.spec.early_stop import EarlyStopSettings
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec.sweep import read_sweep_file
+from trainer.kernel.state import Episode, RunState
 from trainer.rung_scores import publish
 from trainer.rungs import judge
-from trainer.scores import final_score, score_before
 from trainer.signals import StopRequest
-from trainer.state import Episode, RunState
 
 LIBRARY = ConfigLibrary((BUNDLED_CONFIGS,))
 

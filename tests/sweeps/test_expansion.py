@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.store import ExperimentStore
 from tfcli.project import open_project
-from tfcli.spec import ConfigLibrary
-from tfcli.spec.library import BUNDLED_CONFIGS
-from tfcli.spec.sweep import combinations, read_sweep_file
-from tfcli.spec.sweep_axes import describe, parse_set, set_dotted
 from tfcli.sweeps.create import SweepOptions, create_sweep, plan_sweep
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec import ConfigLibrary
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec.sweep import combinations, read_sweep_file
+from trainer.kernel.spec.sweep_axes import describe, parse_set, set_dotted
 
 LIBRARY = ConfigLibrary((BUNDLED_CONFIGS,))
 

@@ -15,13 +15,13 @@ import pytest
 from cli_kit import invoke
 from test_early_stop import LIBRARY, write_progress
 
-from tfcli.spec.early_stop import METADATA_TTL_SECONDS
 from tfcli.sweeps.create import SweepOptions, plan_sweep
 from trainer.hooks import early_stop as early_stop_module
 from trainer.hooks.early_stop import MAX_RECHECK_SECONDS, early_stopping
+from trainer.kernel.spec.early_stop import METADATA_TTL_SECONDS
+from trainer.kernel.state import RunState
 from trainer.rung_scores import rung_file
 from trainer.signals import StopRequest
-from trainer.state import RunState
 
 
 def three_trials(tmp_path: Path):  # type: ignore[no-untyped-def]

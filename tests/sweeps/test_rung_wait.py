@@ -12,9 +12,9 @@ from test_early_stop import LIBRARY, write_progress
 
 from tfcli.sweeps.create import SweepOptions, plan_sweep
 from trainer.hooks.early_stop import EarlyStop, early_stopping, waiting_decided
+from trainer.kernel.state import RunState
 from trainer.rung_wait import WAIT_ENV, waiting_rung
 from trainer.signals import StopRequest
-from trainer.state import RunState
 
 
 @pytest.fixture

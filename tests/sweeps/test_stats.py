@@ -10,9 +10,9 @@ import numpy as np
 from tfcli.experiments.store import ExperimentStore
 from tfcli.local.sweeps import trial_numbers
 from tfcli.project import open_project
-from tfcli.spec.sweep import Trial
 from tfcli.sweeps import stats
 from tfcli.sweeps.aggregate import final_score, first_reach, rows, smooth
+from trainer.kernel.spec.sweep import Trial
 
 
 def test_iqm_drops_a_quarter_at_each_end() -> None:

@@ -9,12 +9,12 @@ import pytest
 from trainer_testkit import TINY_PPO, read_progress
 from trainer_testkit import cartpole as cartpole_experiment
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.agent import AgentSpec, NetworkSpec
-from tfcli.spec.environment import GymnasiumEnvironment
 from trainer.agents import EXECUTION_CONFIG, agent_arguments, build_agent
 from trainer.config import RunConfig
 from trainer.environments import GymnasiumAdapter, make_environment
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.agent import AgentSpec, NetworkSpec
+from trainer.kernel.spec.environment import GymnasiumEnvironment
 from trainer.run import run
 
 MLP = NetworkSpec.model_validate([{"type": "dense", "size": 32, "activation": "tanh"}])

@@ -1,12 +1,13 @@
-"""``Budget`` (trainer/budget.py): what is left of an experiment's episodes and timesteps, on made-up counters."""
+"""``Budget`` (trainer/kernel/budget.py): what is left of an experiment's episodes and timesteps, on made-up
+counters."""
 
 from __future__ import annotations
 
 import pytest
 
-from tfcli.spec import Experiment
-from trainer.budget import Budget
-from trainer.state import RunState
+from trainer.kernel.budget import Budget
+from trainer.kernel.spec import Experiment
+from trainer.kernel.state import RunState
 
 
 def experiment(**budget: int) -> Experiment:
@@ -87,7 +88,7 @@ def test_reached_by_ignores_counters_that_are_missing_or_not_integers() -> None:
 
 
 def test_counted_usd_is_price_times_hours_never_below_zero() -> None:
-    from trainer.budget import counted_usd
+    from trainer.kernel.budget import counted_usd
 
     assert counted_usd(720.0, 5.0) == pytest.approx(1.0)
     assert counted_usd(3.6, 1000.0) == pytest.approx(1.0)

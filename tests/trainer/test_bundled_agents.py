@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
 
-from tfcli.spec.agent import AgentSpec, NetworkSpec
-from tfcli.spec.environment import EnvironmentSpec
 from trainer.agents import build_agent
 from trainer.environments import make_environment
+from trainer.kernel.spec.agent import AgentSpec, NetworkSpec
+from trainer.kernel.spec.environment import EnvironmentSpec
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
-CONFIGS = Path(__file__).resolve().parents[2] / "tfcli" / "configs"
+CONFIGS = BUNDLED_CONFIGS
 AGENTS = sorted(p.stem for p in (CONFIGS / "agents").glob("*.json"))
 NETWORKS = sorted(p.stem for p in (CONFIGS / "networks").glob("*.json"))
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from tfcli.errors import TfcliError
 from trainer.checkpoints import MARKER, CheckpointStore
 from trainer.hooks.progress_log import read_episodes, rewind
-from trainer.state import Episode
+from trainer.kernel.errors import TfcliError
+from trainer.kernel.state import Episode
 
 
 class FileAgent:

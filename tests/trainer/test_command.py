@@ -22,8 +22,8 @@ from trainer_testkit import (
     wait_for,
 )
 
-from tfcli.spec import load_experiment
 from trainer.config import RunConfig
+from trainer.kernel.spec import load_experiment
 from trainer.run import run
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tfcli.spec.agent import AgentSpec, NetworkSpec
-from tfcli.spec.environment import GymnasiumEnvironment
 from trainer import compat
 from trainer.agents import build_agent
 from trainer.environments import make_environment
+from trainer.kernel.spec.agent import AgentSpec, NetworkSpec
+from trainer.kernel.spec.environment import GymnasiumEnvironment
 
 
 def test_ppo_on_cartpole_updates_its_policy() -> None:
@@ -218,7 +218,7 @@ def test_nested_functions_traced_in_place_learn_the_same_episodes(tmp_path: Path
         if sys.argv[1] == "separately":
             import tensorflow, tensorforce.core.module
             tensorforce.core.module.tf = tensorflow
-        from tfcli.spec import Experiment
+        from trainer.kernel.spec import Experiment
         from trainer.config import RunConfig
         from trainer.run import run
         experiment = Experiment(

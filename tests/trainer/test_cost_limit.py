@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from trainer_testkit import complete_checkpoints, finish, read_progress, read_result, trainer_process
 
-from tfcli.spec.outcomes import EXIT_COST_LIMIT
 from trainer.hooks.cost_limit import CostLimit, cost_limit_reason, parse_hourly_price
+from trainer.kernel.spec.outcomes import EXIT_COST_LIMIT
+from trainer.kernel.state import RunState
 from trainer.results import TRIAL_COST_LIMIT_EXIT_CODE
 from trainer.signals import StopRequest
-from trainer.state import RunState
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from trainer.curve_painter import CurvePainter
-from trainer.state import Episode
+from trainer.kernel.state import Episode
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -28,7 +28,7 @@ def in_fresh_process(body: str, folder: Path) -> str:
         import sys
         from pathlib import Path
         from trainer.curve_painter import CurvePainter
-        from trainer.state import Episode
+        from trainer.kernel.state import Episode
         episodes = [Episode(0, n, 20 * n, 20, 0.1 * n, float(n)) for n in range(1, 30)]
         out = Path(sys.argv[1])
         """

@@ -22,12 +22,12 @@ from disk_kit import fill_disk
 from trainer_testkit import ROOT, cartpole, cartpole_spec, complete_checkpoints, read_progress, read_result
 
 import trainer.__main__ as entry
-from tfcli.errors import TfcliError
 from trainer.config import RunConfig
 from trainer.curve import plot_learning_curve
 from trainer.hooks.progress_log import read_episodes, rewind
+from trainer.kernel.errors import TfcliError
+from trainer.kernel.state import Episode
 from trainer.run import run
-from trainer.state import Episode
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from pydantic import TypeAdapter
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.environment import EnvironmentSpec, GymnasiumEnvironment, TensorforceEnvironment
 from trainer.environments import RUNNING, TERMINATED, TRUNCATED, make_environment
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.environment import EnvironmentSpec, GymnasiumEnvironment, TensorforceEnvironment
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
-CONFIGS = Path(__file__).resolve().parents[2] / "tfcli" / "configs"
+CONFIGS = BUNDLED_CONFIGS
 
 
 def bundled_environment(name: str) -> Any:

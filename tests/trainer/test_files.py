@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from trainer.files import atomic_write_json, atomic_write_text
+from trainer.kernel.files import atomic_write_json, atomic_write_text
 
 
 def test_a_write_creates_the_folder_and_replaces_the_file(tmp_path: Path) -> None:

@@ -19,15 +19,15 @@ import pytest
 import yaml
 from trainer_testkit import cartpole, cartpole_spec, read_progress, read_result
 
-from tfcli.errors import InvalidInput
-from tfcli.spec import ConfigLibrary, load_experiment
-from tfcli.spec.library import BUNDLED_CONFIGS
-from tfcli.spec.sweep import trials_data
 from tfcli.sweeps.aggregate import run_of
 from tfcli.sweeps.create import SweepOptions, plan_sweep
 from trainer.__main__ import main
 from trainer.config import RunConfig
 from trainer.hooks.hparams import hparam_values
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import ConfigLibrary, load_experiment
+from trainer.kernel.spec.library import BUNDLED_CONFIGS
+from trainer.kernel.spec.sweep import trials_data
 from trainer.run import run
 
 START, END = "_hparams_/session_start_info", "_hparams_/session_end_info"

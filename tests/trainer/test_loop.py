@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from trainer_testkit import cartpole
 
-from trainer.budget import Budget
 from trainer.hooks import Hook
+from trainer.kernel.budget import Budget
+from trainer.kernel.state import Episode, RunState
 from trainer.loop import train
 from trainer.pools.base import Step
 from trainer.pools.local import LocalPool
 from trainer.pools.recipe import EnvironmentRecipe
 from trainer.signals import StopRequest
-from trainer.state import Episode, RunState
 
 
 class RecordingAgent:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from trainer_testkit import cartpole, read_progress, read_result, trainer_process, wait_for
 
-from tfcli.errors import TfcliError
 from trainer.config import RunConfig
+from trainer.kernel.errors import TfcliError
 from trainer.results import withdraw
 from trainer.run import run
 

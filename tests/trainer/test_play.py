@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from trainer_testkit import cartpole
 
-from tfcli.errors import InvalidInput, TfcliError
-from tfcli.spec import Experiment
 from trainer import play as play_module
 from trainer.checkpoints import MARKER, STATE
 from trainer.config import RunConfig
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec import Experiment
 from trainer.play import play, restore_acting_parts, snapshot
 from trainer.run import run
 
@@ -119,8 +119,8 @@ def test_a_checkpoint_pruned_while_it_is_linked_is_passed_over(tmp_path: Path, m
 @pytest.mark.parametrize("agent", ["vpg", "trpo", "a2c", "dqn"])
 def test_every_bundled_agent_plays_its_own_checkpoint(tmp_path: Path, agent: str) -> None:
     """Each algorithm's memory and episode limit are shrunk its own way for acting (:func:`build_agent`)."""
-    from tfcli.spec.documents import read_document
-    from tfcli.spec.library import ConfigLibrary
+    from trainer.kernel.spec.documents import read_document
+    from trainer.kernel.spec.library import ConfigLibrary
 
     library = ConfigLibrary.for_project(tmp_path)
     arguments = read_document(library.require("agents", agent, where=""))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from trainer_testkit import cartpole
 
-from tfcli.errors import InvalidInput
+from trainer.kernel.errors import InvalidInput
 from trainer.pools import factory
 from trainer.pools.base import RUNNING
 from trainer.pools.factory import make_pool
@@ -82,7 +82,7 @@ def test_worker_processes_do_not_import_tensorflow() -> None:
     code = (
         "import sys, trainer.__main__, trainer.pools.subprocess\n"
         "from trainer.pools.recipe import EnvironmentRecipe\n"
-        "from tfcli.spec import Experiment\n"
+        "from trainer.kernel.spec import Experiment\n"
         "spec = Experiment(name='x', environment={'level': 'CartPole-v1'}, agent={'agent': 'ppo'}, episodes=1)\n"
         "EnvironmentRecipe.of(spec).make(0).reset()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'tensorforce')))\n"

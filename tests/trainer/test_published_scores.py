@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tfcli.spec.early_stop import TrialEarlyStop
+from trainer.kernel.spec.early_stop import TrialEarlyStop
 from trainer.rung_scores import (
     NotReached,
     RungScores,

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from trainer_testkit import ROOT, free_port
 
-from tfcli.errors import InvalidInput, TfcliError
-from tfcli.spec import Experiment
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec import Experiment
 from trainer.pools.base import RUNNING, TERMINATED, TRUNCATED
 from trainer.pools.recipe import EnvironmentRecipe
 from trainer.pools.remote import RemotePool
@@ -29,7 +29,7 @@ TOKEN = "pool-test-token"
 # What `python -m trainer env-worker` does, plus a report of the modules the worker had loaded when it stopped.
 LAUNCHER = """
 import json, sys
-from tfcli.spec import Experiment
+from trainer.kernel.spec import Experiment
 from trainer.env_worker import serve
 from trainer.transport import token_from_environment
 experiment = Experiment.model_validate_json(sys.argv[1])

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tfcli.experiments.store import ExperimentDir
+from trainer.kernel.state import RunState
 from trainer.result_file import FILENAME, parse_result, read_result, result_status
 from trainer.results import Result
-from trainer.state import RunState
 
 
 def test_what_the_trainer_writes_is_what_every_reader_reads(tmp_path: Path) -> None:

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from trainer_testkit import cartpole, complete_checkpoints, read_progress, read_result
 
-from tfcli.errors import InvalidInput
-from tfcli.spec import load_experiment
 from trainer.__main__ import main
 from trainer.config import RunConfig
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import load_experiment
 from trainer.run import run
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tfcli.spec import Frequency
-from trainer import state as state_module
+from trainer.kernel import state as state_module
+from trainer.kernel.spec import Frequency
+from trainer.kernel.state import RunState
 from trainer.schedule import Every
-from trainer.state import RunState
 
 
 def fired_at(every: Every, state: RunState, positions: list[int], unit: str = "t") -> list[int]:

@@ -1,11 +1,12 @@
-"""trainer/scores.py, the scoring rules the HParams dashboard and ``list -s`` share, against loops written here."""
+"""trainer/kernel/scores.py, the scoring rules the HParams dashboard and ``list -s`` share, against loops written
+here."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from trainer import scores
+from trainer.kernel import scores
 
 
 def moving_average(returns: list[float], window: int) -> list[float]:

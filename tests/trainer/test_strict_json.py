@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_kit import invoke
 
-from trainer.files import atomic_write_json, finite_json, strict_json_dumps
+from trainer.kernel.files import atomic_write_json, finite_json, strict_json_dumps
 
 
 def _strict(text: str) -> object:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tfcli.spec import Frequency
 from trainer.hooks.summaries import TensorBoardSummaries
-from trainer.state import Episode, RunState
+from trainer.kernel.spec import Frequency
+from trainer.kernel.state import Episode, RunState
 
 
 def read(folder: Path) -> dict[str, list[tuple[int, float, str]]]:

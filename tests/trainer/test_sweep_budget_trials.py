@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from trainer_testkit import complete_checkpoints, finish, read_result, trainer_process
 
-from tfcli.spec.outcomes import EXIT_COST_LIMIT, paused_at_cost_limit
-from tfcli.spec.sweep_budget import SweepBudget
 from trainer.hooks.sweep_spend import RECHECK_SECONDS, SweepSpend, trained_seconds
+from trainer.kernel.spec.outcomes import EXIT_COST_LIMIT, paused_at_cost_limit
+from trainer.kernel.spec.sweep_budget import SweepBudget
 
 PRICE = 720.0  # dollars per hour: 20 cents per second of training
 BUDGET = 10_000_000  # never reached: a cost limit ends the runs

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.environment import GymnasiumEnvironment
 from trainer.environments import TERMINATED, TRUNCATED, make_environment
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.environment import GymnasiumEnvironment
 
 
 def cartpole(*wrappers: dict[str, object], limit: int | None = None) -> object:

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tfcli.errors import InvalidInput
-from tfcli.spec import Experiment
 from trainer.env_worker import serve
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import Experiment
 from trainer.transport import (
     Connection,
     FrameError,

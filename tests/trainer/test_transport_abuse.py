@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from trainer_testkit import free_port, trainer_process
 
-from tfcli.spec import Experiment
 from trainer.env_worker import serve
+from trainer.kernel.spec import Experiment
 from trainer.transport import Connection, Server, TransportError, connect
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")

@@ -19,7 +19,7 @@ from typing import IO, Any
 import pytest
 import yaml
 
-from tfcli.spec import Experiment
+from trainer.kernel.spec import Experiment
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -29,8 +29,9 @@ def err() -> Console:
 def print_json(data: Any) -> None:
     """``--json`` output: rich's ``print_json`` (highlighted) on a terminal; elsewhere the same text written plainly,
     as rich would write it there (indent 2, non-ASCII kept) without rendering it token by token, which takes seconds
-    for a 1,000-trial sweep's status. NaN and infinities are null, flagged (:func:`trainer.files.finite_json`)."""
-    from trainer.files import strict_json_dumps  # no NaN or Infinity, which strict parsers refuse
+    for a 1,000-trial sweep's status. NaN and infinities are null, flagged
+    (:func:`trainer.kernel.files.finite_json`)."""
+    from trainer.kernel.files import strict_json_dumps  # no NaN or Infinity, which strict parsers refuse
 
     console = out()
     if console.is_terminal:

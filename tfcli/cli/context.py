@@ -50,8 +50,8 @@ class CliContext:
 
     def run(self, *, experiment: str | None = None, sweep: str | None = None) -> Run:
         """``-e NAME`` or ``-s SWEEP`` of this project (exactly one)."""
-        from tfcli.errors import InvalidInput
         from tfcli.runs.run import Run
+        from trainer.kernel.errors import InvalidInput
 
         if (experiment is None) == (sweep is None):  # said before any project is opened
             raise InvalidInput("give exactly one of -e NAME (an experiment) or -s SWEEP (a sweep)")

@@ -1,7 +1,8 @@
 """The CLI edge: the only place that turns a ``TfcliError`` into a message and an exit code.
 
 I/O errors (``OSError`` with an errno, TensorFlow's file errors) are not bugs: they get one line too
-(:func:`tfcli.errors.io_failure`: what failed, where, the space left), exit 1; anything else is an internal error.
+(:func:`trainer.kernel.errors.io_failure`: what failed, where, the space left), exit 1; anything else is an internal
+error.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from tfcli.cli.console import err
-from tfcli.errors import TfcliError, io_failure
+from trainer.kernel.errors import TfcliError, io_failure
 
 
 def debug_enabled() -> bool:

@@ -45,8 +45,8 @@ def init(
     """
     from tfcli.project import ProjectDir
     from tfcli.scaffold import init_project
-    from tfcli.spec.documents import display_path
     from tfcli.stackfiles.files import fill_placeholder_project
+    from trainer.kernel.spec.documents import display_path
 
     report = init_project(
         folder,

@@ -58,8 +58,8 @@ def install(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Install without asking.")] = False,
 ) -> None:
     """Install the Pulumi CLI version tfcli is tested with into ~/.tfcli/pulumi/VERSION ($TFCLI_PULUMI_ROOT)."""
-    from tfcli.errors import TfcliError
     from tfcli.gke.pulumi_cli import install_pulumi, pulumi_executable, pulumi_root, pulumi_version
+    from trainer.kernel.errors import TfcliError
 
     root = pulumi_root()
     version = pulumi_version()

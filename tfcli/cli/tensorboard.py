@@ -25,7 +25,7 @@ def tensorboard(
     import sys
     from pathlib import Path
 
-    from tfcli.errors import InvalidInput
+    from trainer.kernel.errors import InvalidInput
 
     if not Path(logdir).is_dir():
         raise InvalidInput(f"LOGDIR: no folder {logdir} here", hint="run it in a tfcli project, or name the folder")

@@ -35,11 +35,11 @@ def validate(
     """
     from rich.markup import escape
 
-    from tfcli.errors import InvalidInput
     from tfcli.experiments.preflight import build_experiment
-    from tfcli.spec import ConfigLibrary, Experiment, load_any, to_yaml
-    from tfcli.spec.documents import display_path
-    from tfcli.spec.translation import collect_notes
+    from trainer.kernel.errors import InvalidInput
+    from trainer.kernel.spec import ConfigLibrary, Experiment, load_any, to_yaml
+    from trainer.kernel.spec.documents import display_path
+    from trainer.kernel.spec.translation import collect_notes
 
     library = ConfigLibrary.for_project()
     invalid = 0

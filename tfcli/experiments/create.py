@@ -6,10 +6,10 @@ import shutil
 from collections.abc import Callable
 from typing import Any
 
-from tfcli.errors import InvalidInput
 from tfcli.experiments.store import SWEEP_FILE, ExperimentDir, ExperimentStore
-from tfcli.spec import ConfigLibrary, load_experiment
-from tfcli.spec.loader import experiment_from_flags
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec import ConfigLibrary, load_experiment
+from trainer.kernel.spec.loader import experiment_from_flags
 
 
 def create_experiment(

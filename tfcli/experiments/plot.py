@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.progress import read_all
 from tfcli.experiments.store import ExperimentDir
-from trainer.files import check_writable
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.files import check_writable
 
 SMOOTHING = 20
 

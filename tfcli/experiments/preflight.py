@@ -9,15 +9,15 @@ that need it import this module, inside the command.
 
 from __future__ import annotations
 
-from tfcli.errors import InvalidInput, TfcliError
-from tfcli.spec import Experiment
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec import Experiment
 
 
 def importable_project_code() -> None:
     """The project's root first on ``sys.path``, as the trainer's ``--code`` puts it, so that its own environments
     (``envs/``) build in this process too (``validate``, ``play``)."""
-    from tfcli.spec.library import find_project_root
     from trainer.code_paths import add_code_paths
+    from trainer.kernel.spec.library import find_project_root
 
     root = find_project_root()
     if root is not None:

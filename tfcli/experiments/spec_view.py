@@ -5,7 +5,7 @@ Those readers must stay fast — ``list`` reads every experiment's spec, and val
 cost more than the listing — so they read the stored data without validating it again. This is the one place that
 data is read: each key a reader needs is a property here, with the model's default (``num_workers`` 3, ``run_mode``
 single) written once; tests/experiments/test_spec_view.py holds each default to
-:class:`tfcli.spec.experiment.Experiment`'s, so the two cannot drift apart. Pure: no pydantic, no numpy.
+:class:`trainer.kernel.spec.experiment.Experiment`'s, so the two cannot drift apart. Pure: no pydantic, no numpy.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class SpecView:
 
     def budget_text(self) -> str:
         """``100,000 timesteps or 500 episodes``: the budgets in words, as the trainer words them."""
-        from trainer.budget import Budget  # as reported_state does: not at start-up
+        from trainer.kernel.budget import Budget  # as reported_state does: not at start-up
 
         return Budget(episodes=self.episodes, timesteps=self.total_timesteps).describe()
 

@@ -79,7 +79,7 @@ def reported_state(spec: SpecView, result: dict[str, Any]) -> str:
     """The state ``result.json`` reports, but ``paused`` for a completed run whose budget was raised since
     (``resume --total-timesteps N``): it has the rest to train, from its final checkpoint. A result without counts
     (hand-made, or older) says nothing about the budget and is taken as it reads."""
-    from trainer.budget import Budget
+    from trainer.kernel.budget import Budget
 
     state = str(result.get("status", "unknown"))
     budget = Budget(episodes=spec.episodes, timesteps=spec.total_timesteps)

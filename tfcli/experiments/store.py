@@ -17,20 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.spec_view import SpecView
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
-from tfcli.spec.base import check_dns_name
-from tfcli.spec.documents import display_path, read_document
-from tfcli.spec.suggest import did_you_mean
-from trainer.files import atomic_write_text
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.files import atomic_write_text
+from trainer.kernel.spec.base import check_dns_name
+from trainer.kernel.spec.documents import display_path, read_document
+from trainer.kernel.spec.suggest import did_you_mean
 from trainer.result_file import FILENAME as RESULT_FILE
 from trainer.result_file import read_result
 
 if TYPE_CHECKING:
-    from tfcli.spec.experiment import Experiment
+    from trainer.kernel.spec.experiment import Experiment
 
 
 def checked_name(name: str, what: str = "experiment") -> str:
@@ -107,8 +107,8 @@ class ExperimentDir(RunFolder):
 
     def spec(self) -> Experiment:
         """The stored resolved spec, validated again (the file may have been edited by hand)."""
-        from tfcli.spec.library import ConfigLibrary
-        from tfcli.spec.loader import resolve_experiment
+        from trainer.kernel.spec.library import ConfigLibrary
+        from trainer.kernel.spec.loader import resolve_experiment
 
         data = read_document(self.spec_file)
         return resolve_experiment(data, shown=display_path(self.spec_file), base=self.root, library=ConfigLibrary(()))
@@ -176,7 +176,7 @@ class ExperimentStore:
         reports to TensorBoard, so a spec that differs in nothing else is the same experiment (a sweep made before
         its trials listed their axes there continues).
         """
-        from tfcli.spec.loader import to_data, to_yaml
+        from trainer.kernel.spec.loader import to_data, to_yaml
 
         def trained(data: dict[str, object]) -> dict[str, object]:
             return {key: value for key, value in data.items() if key != "hparams"}

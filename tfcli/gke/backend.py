@@ -9,7 +9,6 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from tfcli.errors import TfcliError
 from tfcli.experiments.record import BackendName
 from tfcli.gke import experiments, follow, planning, sweeps
 from tfcli.gke.deploy import Deployment, has_results
@@ -24,6 +23,7 @@ from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, St
 from tfcli.runs.resuming import ResumePlan, check_experiment_resumable, released_members
 from tfcli.runs.run import Run
 from tfcli.sweeps.aggregate import Run as TrialNumbers
+from trainer.kernel.errors import TfcliError
 
 
 class GkeBackend:

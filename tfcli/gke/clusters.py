@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.store import ExperimentStore, checked_flag
 from tfcli.gke.deploy import cluster_lock
 from tfcli.gke.events import UpdateObserver
@@ -31,6 +30,7 @@ from tfcli.stackfiles.files import (
     stack_path,
     unknown_cluster,
 )
+from trainer.kernel.errors import InvalidInput, TfcliError
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,8 @@ def create_cluster(
 ) -> Created:
     """Resolve the cluster spec (flags override the file; no file: flags alone), write its stack file and
     ``pulumi up`` it."""
-    from tfcli.spec import ConfigLibrary, load_cluster, to_data
-    from tfcli.spec.loader import cluster_from_flags
+    from trainer.kernel.spec import ConfigLibrary, load_cluster, to_data
+    from trainer.kernel.spec.loader import cluster_from_flags
 
     project = store.project
     if overrides.get("name") is not None:

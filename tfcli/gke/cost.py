@@ -158,8 +158,9 @@ def handed_price(pods: list[dict[str, Any]]) -> float | None:
 
 def counted_cost(hourly_price: float, wall_seconds: float | None) -> float:
     """What the trainer counts against ``max_cost`` (trainer/hooks/cost_limit.py): price x training wall time, by
-    the trainer's own function (:func:`trainer.budget.counted_usd`), so the warning and the pause never disagree."""
-    from trainer.budget import counted_usd
+    the trainer's own function (:func:`trainer.kernel.budget.counted_usd`), so the warning and the pause never
+    disagree."""
+    from trainer.kernel.budget import counted_usd
 
     return counted_usd(hourly_price, wall_seconds or 0.0)
 

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from infra.config_keys import LOCATION_KEYS, RERUN_KEY, SUSPEND_KEY
-from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, RunFolder
 from tfcli.gke import waiting
@@ -32,8 +30,10 @@ from tfcli.gke.results import RemoteResults
 from tfcli.gke.stacks import Stacks, StackState, planned_total
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
-from tfcli.spec.documents import display_path
 from tfcli.stackfiles.files import StackFile, stack_path
+from trainer.kernel.config_keys import LOCATION_KEYS, RERUN_KEY, SUSPEND_KEY
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec.documents import display_path
 
 
 def cluster_lock(project: ProjectDir, cluster: str, *, shared: bool = False) -> Any:

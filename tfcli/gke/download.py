@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,6 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from infra.config_keys import TRANSPORT_TOKEN_KEY
-from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.status import Status, reported_state, status_from
@@ -45,6 +43,8 @@ from tfcli.gke.results import download_results as copy_results
 from tfcli.gke.stacks import Stacks
 from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import StackFile, cluster_spec, experiment_stack, stack_path
+from trainer.kernel.config_keys import TRANSPORT_TOKEN_KEY
+from trainer.kernel.errors import InvalidInput, TfcliError
 
 
 def _validate(config: dict[str, Any], name: str) -> None:

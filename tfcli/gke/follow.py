@@ -15,7 +15,7 @@ from tfcli.gke.sweep_readings import SweepView
 from tfcli.gke.sweeps import wait_until
 from tfcli.runs.backend import Backend, Watcher
 from tfcli.runs.results import Ended, Started, exit_code
-from tfcli.spec.outcomes import EXIT_COMPLETED, EXIT_PAUSED
+from trainer.kernel.spec.outcomes import EXIT_COMPLETED, EXIT_PAUSED
 
 ENDED = ("completed", "failed", "paused")
 

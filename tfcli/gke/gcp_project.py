@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tfcli.errors import TfcliError
 from tfcli.project import ProjectDir
+from trainer.kernel.errors import TfcliError
 
 
 def require_gcp(project: ProjectDir) -> str:

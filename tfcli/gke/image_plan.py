@@ -30,9 +30,9 @@ def image_plan(config: dict[str, Any]) -> ImagePlan | None:
     stack = wanted_image_stack(config)
     if stack is None:
         return None
-    from infra.config_keys import IMAGES_KEY, PROJECT_KEY, REGION_KEY, ZONE_KEY
     from infra.plan import plan_stack
     from infra.prices import image_build_estimate
+    from trainer.kernel.config_keys import IMAGES_KEY, PROJECT_KEY, REGION_KEY, ZONE_KEY
 
     variants = ["cpu", "gpu"]
     location = {key: config[key] for key in (REGION_KEY, ZONE_KEY) if config.get(key)}

@@ -18,14 +18,14 @@ from typing import Any
 
 import yaml
 
-from infra.config_keys import IMAGE_KEY, IMAGE_STACK_KEY, IMAGES_KEY, PROJECT_KEY, REGION_KEY
 from infra.image import image_stack_name
-from tfcli.errors import TfcliError
 from tfcli.gke.events import UpdateObserver
 from tfcli.gke.gcp_project import require_gcp
 from tfcli.gke.stacks import Stacks
 from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import StackFile, location_config, stack_path
+from trainer.kernel.config_keys import IMAGE_KEY, IMAGE_STACK_KEY, IMAGES_KEY, PROJECT_KEY, REGION_KEY
+from trainer.kernel.errors import TfcliError
 
 BuildPrompt = Callable[[str], bool]  # asked (with the stack's name) before a project's first image build
 

@@ -27,8 +27,8 @@ from typing import Any
 
 import yaml
 
-from tfcli.errors import TfcliError
 from tfcli.project import ProjectDir
+from trainer.kernel.errors import TfcliError
 
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 AUTH_PLUGIN_INSTALL = (

@@ -14,11 +14,11 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tfcli.errors import TfcliError
 from tfcli.experiments.store import ExperimentDir
 from tfcli.gke.stacks import Stacks
 from tfcli.gke.sweep_job import SlotTable
 from tfcli.project import ProjectDir
+from trainer.kernel.errors import TfcliError
 from trainer.trial_sections import TrialSections
 
 

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfcli.errors import InvalidInput
 from tfcli.experiments.store import ExperimentStore, checked_flag
 from tfcli.project import ProjectDir
-from tfcli.spec.parallel import checked_parallel
 from tfcli.stackfiles.files import PLACEHOLDER_PROJECT, StackFile, cluster_spec, experiment_stack
 from tfcli.stackfiles.sweep import deploy_stack
 from tfcli.sweeps.store import SweepDir
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.parallel import checked_parallel
 
 if TYPE_CHECKING:
     from infra.plan import Plan
@@ -60,7 +60,7 @@ class Planned:
 def planned(store: ExperimentStore, *, experiment: str | None, file: str | None, cluster: str | None = None) -> Planned:
     """The stack config of experiment ``experiment`` (``-e``) or of the spec ``file`` (``-f``), optionally on the
     shared cluster ``cluster`` (``-c``)."""
-    from tfcli.spec import ConfigLibrary, load_experiment
+    from trainer.kernel.spec import ConfigLibrary, load_experiment
 
     if (experiment is None) == (file is None):
         raise InvalidInput("give exactly one of -e NAME (an existing experiment) or -f SPEC")

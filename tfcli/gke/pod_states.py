@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfcli.spec.outcomes import EXIT_COST_LIMIT, EXIT_PAUSED
+from trainer.kernel.spec.outcomes import EXIT_COST_LIMIT, EXIT_PAUSED
 
 ROLE_LABEL = "app.kubernetes.io/component"
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"

@@ -22,7 +22,7 @@ from infra import naming, prices
 if TYPE_CHECKING:
     from infra.billing_catalog import Session
     from tfcli.project import Project, ProjectDir
-    from tfcli.spec import Experiment
+    from trainer.kernel.spec import Experiment
 
 CACHE_FOR = timedelta(days=1)
 ADC_FILE = Path("gcloud") / "application_default_credentials.json"
@@ -150,10 +150,10 @@ def stack_prices(project: ProjectDir, config: dict[str, Any]) -> Prices:
 def fix_prices(project: ProjectDir, config: dict[str, Any], runs: list[Experiment]) -> None:
     """Write ``tfcli:prices`` into the stack config ``start`` deploys: the rates of the runs' pools as ``plan`` shows
     them now, so that ``max_cost`` is counted at the price the user saw (:mod:`infra.price_config`)."""
-    from infra.config_keys import PRICES_KEY
     from infra.price_config import book_config
     from infra.shapes import machine_shape
     from infra.sizing import CPU_POOL_MACHINE
+    from trainer.kernel.config_keys import PRICES_KEY
 
     clusters = [run.cluster for run in runs if run.cluster is not None]
     machines = [CPU_POOL_MACHINE, *(cluster.machine_type for cluster in clusters if cluster.machine_type)]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfcli.errors import TfcliError
+from trainer.kernel.errors import TfcliError
 
 if TYPE_CHECKING:
     from pulumi.automation import PulumiCommand

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tfcli.errors import TfcliError
 from tfcli.gke.events import UpdateTracker, plain
 from tfcli.gke.pulumi_cli import INSTALL_HINT
 from tfcli.project import ProjectDir
+from trainer.kernel.errors import TfcliError
 
 _CREDENTIAL_PATTERNS = (
     "could not find default credentials",

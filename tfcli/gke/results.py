@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
 from tfcli.project import ProjectDir
+from trainer.kernel.errors import TfcliError
 from trainer.result_file import FILENAME, parse_result
 
 RESULT_FILE = FILENAME  # the one reader of its content: trainer/result_file.py

@@ -25,13 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infra.config_keys import CREDENTIALS_KEY
-from tfcli.errors import TfcliError
 from tfcli.gke.events import QuietObserver, UpdateObserver, UpdateTracker
 from tfcli.gke.pulumi_cli import InstallPrompt, pulumi_command
 from tfcli.gke.pulumi_errors import PulumiFailure, pulumi_errors
 from tfcli.project import ProjectDir
 from tfcli.stackfiles.files import StackFile, stack_path
+from trainer.kernel.config_keys import CREDENTIALS_KEY
+from trainer.kernel.errors import TfcliError
 
 if TYPE_CHECKING:
     from pulumi.automation import LocalWorkspace, Stack

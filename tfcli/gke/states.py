@@ -12,7 +12,7 @@ from typing import Any
 from tfcli.experiments.record import RunRecord
 from tfcli.gke.stacks import StackState
 from tfcli.gke.waiting import FINAL
-from tfcli.spec.outcomes import paused_at_cost_limit
+from trainer.kernel.spec.outcomes import paused_at_cost_limit
 
 
 def paused_at_max_cost(result: dict[str, Any]) -> bool:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.status import ENDED_FOR_GOOD, Status, reported_state, status_from
@@ -26,10 +25,11 @@ from tfcli.gke.results import RemoteResults, remote_results
 from tfcli.gke.stacks import Stacks, StackState
 from tfcli.gke.sweep_job import JobReading
 from tfcli.gke.waiting import FINAL
-from tfcli.spec.sweep import Trial
 from tfcli.sweeps.aggregate import Run, run_of
 from tfcli.sweeps.status import SweepStatus
 from tfcli.sweeps.store import SweepDir
+from trainer.kernel.errors import TfcliError
+from trainer.kernel.spec.sweep import Trial
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.config_keys import HELD_TRIALS_KEY, RERUN_KEY
-from tfcli.errors import TfcliError
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, ExperimentStore, RunFolder
 from tfcli.gke import waiting
@@ -51,6 +49,8 @@ from tfcli.stackfiles.files import cluster_spec
 from tfcli.stackfiles.sweep import deploy_stack
 from tfcli.sweeps.status import SweepStatus
 from tfcli.sweeps.store import SweepDir, trial_dirs
+from trainer.kernel.config_keys import HELD_TRIALS_KEY, RERUN_KEY
+from trainer.kernel.errors import TfcliError
 
 
 def start(

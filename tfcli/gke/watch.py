@@ -8,10 +8,10 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
-from tfcli.errors import TfcliError
 from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.status import Status
 from tfcli.project import ProjectDir
+from trainer.kernel.errors import TfcliError
 
 
 def observe(status: Status, outputs: dict[str, Any], project: ProjectDir, spec: SpecView) -> Status:

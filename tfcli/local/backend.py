@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.record import BackendName
 from tfcli.experiments.spec_view import SpecView
 from tfcli.local import experiments, sweeps
@@ -24,6 +23,7 @@ from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, St
 from tfcli.runs.resuming import ResumePlan, check_experiment_resumable, released_members
 from tfcli.runs.run import Run
 from trainer.ended import release
+from trainer.kernel.errors import InvalidInput, TfcliError
 
 if TYPE_CHECKING:  # numpy: loaded where a sweep's numbers are computed, not for every `list`
     from tfcli.sweeps.aggregate import Run as TrialNumbers

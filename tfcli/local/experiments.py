@@ -13,12 +13,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tfcli.errors import TfcliError
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.status import Status, reported_state, status_from
 from tfcli.experiments.store import ExperimentDir
 from tfcli.local.log_cap import HEAD
 from tfcli.local.processes import RecordedProcess
+from trainer.kernel.errors import TfcliError
 
 SUPERVISOR_MODULE = "tfcli.local.supervisor"
 PAUSE_TIMEOUT = 120.0

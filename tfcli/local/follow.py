@@ -14,7 +14,7 @@ from tfcli.experiments.progress import ProgressReader
 from tfcli.local.sweeps import pause_sweep, queue_alive, sweep_status
 from tfcli.runs.backend import Watcher
 from tfcli.runs.results import Ended, Started, exit_code
-from tfcli.spec.outcomes import EXIT_PAUSED
+from trainer.kernel.spec.outcomes import EXIT_PAUSED
 
 POLL_SECONDS = 0.5
 

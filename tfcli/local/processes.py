@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
-from tfcli.errors import TfcliError
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import RunFolder
+from trainer.kernel.errors import TfcliError
 
 
 def now() -> str:

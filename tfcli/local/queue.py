@@ -30,15 +30,15 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from tfcli.errors import TfcliError
 from tfcli.experiments.spec_view import SpecView
 from tfcli.local.processes import handle_stop_signals
 from tfcli.local.warm import warm_trainer
-from tfcli.spec.outcomes import EXIT_PAUSED
+from trainer.kernel.errors import TfcliError
+from trainer.kernel.spec.outcomes import EXIT_PAUSED
 
 if TYPE_CHECKING:
     from tfcli.experiments.store import ExperimentDir
-    from tfcli.spec.sweep import SweepFile
+    from trainer.kernel.spec.sweep import SweepFile
 
 POLL_SECONDS = 0.5
 

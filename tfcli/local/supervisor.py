@@ -24,7 +24,7 @@ from types import FrameType
 from tfcli.local.log_cap import keep_capped
 from tfcli.local.processes import dies_with_this_process, end_my_group, handle_stop_signals
 from tfcli.local.warm import WarmTrainer, start_warm
-from tfcli.spec.outcomes import EXIT_PAUSED
+from trainer.kernel.spec.outcomes import EXIT_PAUSED
 
 WORKER_STOP_SECONDS = 10.0
 
@@ -38,7 +38,7 @@ def free_port() -> int:
 
 def code_arguments(spec: Path) -> list[str]:
     """``--code ROOT``: the project's root, so that its own environments (``envs/``) import in every process."""
-    from tfcli.spec.library import find_project_root
+    from trainer.kernel.spec.library import find_project_root
 
     root = find_project_root(spec.parent)
     return ["--code", str(root)] if root is not None else []

@@ -13,16 +13,16 @@ import subprocess
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from tfcli.errors import TfcliError
 from tfcli.experiments.progress import read_all
 from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.status import ENDED_FOR_GOOD
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.local import experiments as local_experiments
 from tfcli.local.processes import RecordedProcess
-from tfcli.spec.sweep import SweepFile, Trial
 from tfcli.sweeps.status import SweepStatus
 from tfcli.sweeps.store import SweepDir, trial_dirs
+from trainer.kernel.errors import TfcliError
+from trainer.kernel.spec.sweep import SweepFile, Trial
 
 if TYPE_CHECKING:  # numpy: loaded where a sweep's numbers are computed, not for every `list`
     from tfcli.sweeps.aggregate import Run

@@ -31,8 +31,8 @@ class Rungs:
     def __init__(self, trials: list[ExperimentDir]) -> None:
         self._rungs: SweepRungs | None = None
         for trial in trials[:1]:
-            from tfcli.spec.early_stop import TrialEarlyStop
             from trainer.hooks.early_stop import sweep_rungs
+            from trainer.kernel.spec.early_stop import TrialEarlyStop
 
             data = trial.spec_view().early_stop
             if data is not None:

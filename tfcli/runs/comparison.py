@@ -20,7 +20,7 @@ from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentDir
 from tfcli.sweeps.aggregate import Row, final_of
 from tfcli.sweeps.status import SweepStatus
-from trainer.scores import FINAL_FRACTION
+from trainer.kernel.scores import FINAL_FRACTION
 
 FinalKind = Literal["final", "mean_last_100"]
 

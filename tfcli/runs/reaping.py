@@ -1,8 +1,8 @@
 """Which deployed experiments ``tfcli experiment reap`` stops, and which idle shared clusters it destroys: nothing
 should bill after the work is done.
 
-A rule of the run's state, its start time and its spec's ``ttl`` (tfcli/spec/ttl.py), so the scheduled CI job and a
-user at the terminal stop the same runs. Stopping is the ordinary ``stop``: results downloaded, then the stack
+A rule of the run's state, its start time and its spec's ``ttl`` (trainer/kernel/spec/ttl.py), so the scheduled CI job
+and a user at the terminal stop the same runs. Stopping is the ordinary ``stop``: results downloaded, then the stack
 destroyed.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from tfcli.spec.outcomes import paused_at_cost_limit
+from trainer.kernel.spec.outcomes import paused_at_cost_limit
 
 
 def reap_reason(

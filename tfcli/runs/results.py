@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfcli.errors import InvalidInput
 from tfcli.experiments.record import BackendName
 from tfcli.experiments.status import Status
 from tfcli.runs.run import Run
-from tfcli.spec.documents import display_path
-from tfcli.spec.outcomes import EXIT_PAUSED
 from tfcli.sweeps.status import SweepStatus
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.documents import display_path
+from trainer.kernel.spec.outcomes import EXIT_PAUSED
 
 if TYPE_CHECKING:
     import subprocess

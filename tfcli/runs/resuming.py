@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tfcli.errors import InvalidInput, TfcliError
 from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentDir
 from tfcli.runs.run import Run
-from tfcli.spec.experiment import MAX_BUDGET, budget_over_limit
-from trainer.budget import Budget
+from trainer.kernel.budget import Budget
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec.experiment import MAX_BUDGET, budget_over_limit
 
 FLAGS = {"total_timesteps": "--total-timesteps", "episodes": "--episodes"}
 UNITS = {"total_timesteps": "timesteps", "episodes": "episodes"}
@@ -186,11 +186,11 @@ def write_budget(run: Run, plan: ResumePlan) -> None:
     sync_sweep_budget(run)
     if not plan.extends:
         return
-    from tfcli.spec.loader import to_yaml
     from tfcli.stackfiles.files import experiment_stack
     from tfcli.stackfiles.sweep import sweep_stack
     from tfcli.sweeps.store import sweep_yaml
-    from trainer.files import atomic_write_text
+    from trainer.kernel.files import atomic_write_text
+    from trainer.kernel.spec.loader import to_yaml
 
     budget = plan.options.budget
     with run.locked():
@@ -214,9 +214,9 @@ def sync_sweep_budget(run: Run) -> None:
     sweep's trials get it from the stack file, made from ``sweep.yaml`` at every start."""
     if run.kind != "sweep":
         return
-    from tfcli.spec.loader import to_yaml
-    from tfcli.spec.sweep_budget import SweepBudget, trial_sweep_budget
-    from trainer.files import atomic_write_text
+    from trainer.kernel.files import atomic_write_text
+    from trainer.kernel.spec.loader import to_yaml
+    from trainer.kernel.spec.sweep_budget import SweepBudget, trial_sweep_budget
 
     definition = run.sweep().definition()
     members = run.members()

@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from tfcli.errors import InvalidInput
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.project import ProjectDir
-from tfcli.spec.sweep import Trial
 from tfcli.sweeps.store import SweepDir, get_sweep
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.sweep import Trial
 
 Kind = Literal["experiment", "sweep"]
 

@@ -1,7 +1,7 @@
 """``tfcli init``: make (or repair) a project folder — safe to run again.
 
-A new project's location is a zone that offers the default GPU (:mod:`tfcli.spec.gpu_zones`): the cheapest place to
-run, and the one GKE's free tier credits; a region only when ``--location`` names one.
+A new project's location is a zone that offers the default GPU (:mod:`trainer.kernel.spec.gpu_zones`): the cheapest
+place to run, and the one GKE's free tier credits; a region only when ``--location`` names one.
 
 Besides the settings and the bundled config library, it writes ``envs/``: a small example environment of the
 project's own (``envs/gridworld.py``, the template beside this file) that the bundled ``gridworld-ppo`` trains.
@@ -19,13 +19,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from tfcli.errors import InvalidInput
 from tfcli.project import Project, read_settings, settings_yaml
-from tfcli.spec.cluster import DEFAULT_GPU_TYPE
-from tfcli.spec.errors import problems_of
-from tfcli.spec.gpu_zones import default_zone
-from tfcli.spec.library import BUNDLED_CONFIGS, KINDS, PROJECT_FILE
-from trainer.files import atomic_write_text
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.files import atomic_write_text
+from trainer.kernel.spec.cluster import DEFAULT_GPU_TYPE
+from trainer.kernel.spec.errors import problems_of
+from trainer.kernel.spec.gpu_zones import default_zone
+from trainer.kernel.spec.library import BUNDLED_CONFIGS, KINDS, PROJECT_FILE
 
 _FLAGS = {"name": "--name", "gcp_project": "--gcp-project", "location": "--location", "state_backend": "--backend"}
 

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from infra.config_keys import (
+from tfcli.project import ProjectDir
+from trainer.kernel.config_keys import (
     CLUSTER_KEY,
     CODE_KEY,
     EXPERIMENT_KEY,
@@ -42,14 +43,13 @@ from infra.config_keys import (
     SWEEP_KEY,
     ZONE_KEY,
 )
-from tfcli.errors import InvalidInput
-from tfcli.project import ProjectDir
-from tfcli.spec.documents import display_path, parse, read_text
-from tfcli.spec.suggest import did_you_mean
-from trainer.files import atomic_write_text
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.files import atomic_write_text
+from trainer.kernel.spec.documents import display_path, parse, read_text
+from trainer.kernel.spec.suggest import did_you_mean
 
 if TYPE_CHECKING:
-    from tfcli.spec import Cluster, Experiment
+    from trainer.kernel.spec import Cluster, Experiment
 
 # A stack file holds resolved specs (a sweep's every trial, within the 1 MiB ConfigMap limit) and is never bigger.
 MAX_STACK_FILE_BYTES = 16 * 1024 * 1024
@@ -217,7 +217,7 @@ class ExperimentStack:
 
 def cluster_spec(project: ProjectDir, name: str) -> Cluster:
     """The spec of the shared cluster ``name`` (from its stack file); an ``InvalidInput`` lists the known ones."""
-    from tfcli.spec import resolve_cluster
+    from trainer.kernel.spec import resolve_cluster
 
     stack_file = StackFile.read(stack_path(project, name))
     if stack_file is None or stack_file.kind != "cluster":

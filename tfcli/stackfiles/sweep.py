@@ -9,11 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.config_keys import PARALLELISM_KEY, PROJECT_KEY, REGION_KEY, ZONE_KEY
-from tfcli.errors import InvalidInput
 from tfcli.project import ProjectDir
-from tfcli.spec.documents import display_path
-from tfcli.spec.sweep import SweepFile
 from tfcli.stackfiles.files import (
     SUSPEND_KEY,
     SWEEP_KEY,
@@ -26,6 +22,10 @@ from tfcli.stackfiles.files import (
     stack_path,
     update_project,
 )
+from trainer.kernel.config_keys import PARALLELISM_KEY, PROJECT_KEY, REGION_KEY, ZONE_KEY
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.documents import display_path
+from trainer.kernel.spec.sweep import SweepFile
 
 
 def sweep_stack(project: ProjectDir, sweep: SweepFile) -> StackFile:

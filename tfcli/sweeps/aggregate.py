@@ -4,11 +4,11 @@ the target return, wall time, and the learning curves with their confidence band
 Scores come from each trial's ``progress.jsonl``: a run's final performance is the mean return of the episodes that
 ended in the last 10% of its timesteps (at least its last episode) — what the policy does at the end, not an average
 over a learning phase; curves and the time to target use a moving average of 20 episodes. Those rules are
-:mod:`trainer.scores`, which the trainer's TensorBoard HParams metrics use too, so that both say the same numbers.
-Only completed trials count while any of a combination has completed; until then the finished episodes of the others
-are used and the row says ``partial``. A combination that early stopping pruned (some trials ``pruned``, none
-completed) is scored where its trials stopped, and is never the best while another combination is in the running:
-the best is judged on trials that ran their whole budget.
+:mod:`trainer.kernel.scores`, which the trainer's TensorBoard HParams metrics use too, so that both say the same
+numbers. Only completed trials count while any of a combination has completed; until then the finished episodes of the
+others are used and the row says ``partial``. A combination that early stopping pruned (some trials ``pruned``, none
+completed) is scored where its trials stopped, and is never the best while another combination is in the running: the
+best is judged on trials that ran their whole budget.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from tfcli.spec.sweep import Trial
 from tfcli.sweeps import stats
-from trainer.scores import final_score, first_reach_index, smooth
+from trainer.kernel.scores import final_score, first_reach_index, smooth
+from trainer.kernel.spec.sweep import Trial
 
 CURVE_POINTS = 100
 
@@ -33,7 +33,7 @@ class Run:
     seed: int
     state: str
     steps: np.ndarray  # timesteps at the end of each episode, ascending
-    smoothed: np.ndarray  # moving average of trainer.scores.SMOOTHING episode returns
+    smoothed: np.ndarray  # moving average of trainer.kernel.scores.SMOOTHING episode returns
     walls: np.ndarray  # wall seconds since the run began, at the end of each episode (NaN where not recorded)
     final: float | None
     wall_seconds: float | None

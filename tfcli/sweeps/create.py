@@ -8,13 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import InvalidInput
 from tfcli.experiments.store import ExperimentStore
-from tfcli.spec import ConfigLibrary, Experiment, to_data
-from tfcli.spec.documents import display_path, read_document
-from tfcli.spec.library import looks_like_path
-from tfcli.spec.loader import locate, resolve_experiment
-from tfcli.spec.sweep import (
+from tfcli.stackfiles.sweep import sweep_stack
+from tfcli.sweeps.store import SweepDir, refuse_clash, sweep_dir, sweep_yaml
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.files import atomic_write_text
+from trainer.kernel.spec import ConfigLibrary, Experiment, to_data
+from trainer.kernel.spec.documents import display_path, read_document
+from trainer.kernel.spec.library import looks_like_path
+from trainer.kernel.spec.loader import locate, resolve_experiment
+from trainer.kernel.spec.sweep import (
     SweepFile,
     Trial,
     check_config_map,
@@ -23,10 +26,7 @@ from tfcli.spec.sweep import (
     read_sweep_file,
     validate_trials,
 )
-from tfcli.spec.sweep_axes import check_key, parse_set
-from tfcli.stackfiles.sweep import sweep_stack
-from tfcli.sweeps.store import SweepDir, refuse_clash, sweep_dir, sweep_yaml
-from trainer.files import atomic_write_text
+from trainer.kernel.spec.sweep_axes import check_key, parse_set
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.documents import display_path, read_document
-from tfcli.spec.sweep import Trial
-from tfcli.spec.sweep_axes import get_dotted
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.documents import display_path, read_document
+from trainer.kernel.spec.sweep import Trial
+from trainer.kernel.spec.sweep_axes import get_dotted
 
 _MISSING = object()
 

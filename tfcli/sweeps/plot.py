@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tfcli.errors import TfcliError
 from tfcli.experiments.plot import save_curves
 from tfcli.sweeps.aggregate import Row, curve
+from trainer.kernel.errors import TfcliError
 
 
 def plot_sweep(name: str, rows: list[Row], output: Path, target_return: float | None) -> Path:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from trainer.scores import iqm  # one definition for the trainer's early stopping and the sweep tables
+from trainer.kernel.scores import iqm  # one definition for the trainer's early stopping and the sweep tables
 
 __all__ = ["bootstrap_ci", "curve_band", "iqm", "mean", "stratified_resamples"]
 

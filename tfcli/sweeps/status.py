@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfcli.experiments.status import Status
-from tfcli.spec.sweep import Trial
+from trainer.kernel.spec.sweep import Trial
 
 
 @dataclass(frozen=True)

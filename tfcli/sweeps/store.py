@@ -9,13 +9,13 @@ from pathlib import Path
 
 import yaml
 
-from tfcli.errors import InvalidInput
 from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.store import SWEEP_FILE, ExperimentDir, ExperimentStore, RunFolder, checked_name
-from tfcli.spec.documents import display_path, read_document
-from tfcli.spec.suggest import did_you_mean
-from tfcli.spec.sweep import SweepFile, Trial, expand, grid_size, read_sweep_file, trial_name
 from tfcli.sweeps.labels import refuse_relabelled
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.documents import display_path, read_document
+from trainer.kernel.spec.suggest import did_you_mean
+from trainer.kernel.spec.sweep import SweepFile, Trial, expand, grid_size, read_sweep_file, trial_name
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment, TensorforceEnvironment
 from trainer.environments.custom import make_custom_environment
 from trainer.environments.gym_adapter import RUNNING, TERMINATED, TRUNCATED, GymnasiumAdapter
 from trainer.environments.tensorforce_env import make_tensorforce_environment
+from trainer.kernel.spec.environment import CustomEnvironment, GymnasiumEnvironment, TensorforceEnvironment
 
 __all__ = ["RUNNING", "TERMINATED", "TRUNCATED", "GymnasiumAdapter", "make_environment"]
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import gymnasium
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment
 from trainer.environments.gym_adapter import GymnasiumAdapter
 from trainer.environments.imports import import_module, module_file
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.environment import CustomEnvironment, GymnasiumEnvironment
 
 REGISTERED_PREFIX = "tfcli-custom/"  # the registry ids of entry-point classes
 

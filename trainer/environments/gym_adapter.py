@@ -27,11 +27,11 @@ import gymnasium
 import numpy as np
 from gymnasium.envs.registration import EnvSpec
 
-from tfcli.errors import InvalidInput, TfcliError
-from tfcli.spec.environment import GymnasiumEnvironment
 from trainer.environments.levels import level_spec
 from trainer.environments.spaces import action_spec, state_spec
 from trainer.environments.wrappers import apply_wrappers
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec.environment import GymnasiumEnvironment
 
 RUNNING, TERMINATED, TRUNCATED = 0, 1, 2
 # The numpy kinds an observation may have for each TensorForce state type (TensorForce casts with ``np.asarray``:

@@ -11,7 +11,7 @@ import importlib.util
 import os
 from typing import Any
 
-from tfcli.errors import InvalidInput
+from trainer.kernel.errors import InvalidInput
 
 
 def _one_line(error: BaseException) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from tfcli.errors import InvalidInput, TfcliError
+from trainer.kernel.errors import InvalidInput, TfcliError
 
 BUILD_SECONDS = 300.0  # beyond the stall timeout: importing TensorFlow and building an agent on a busy machine
 

@@ -12,8 +12,8 @@ import difflib
 import gymnasium
 from gymnasium.envs.registration import EnvSpec
 
-from tfcli.errors import InvalidInput
 from trainer.environments.imports import import_module
+from trainer.kernel.errors import InvalidInput
 
 _ale_registered = False
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from tfcli.errors import InvalidInput
+from trainer.kernel.errors import InvalidInput
 
 # A bound at or beyond this magnitude means "unbounded" (TensorForce's own gym wrapper uses the same cut-off).
 _UNBOUNDED = 1e6

@@ -11,9 +11,9 @@ import difflib
 import importlib
 from typing import Any
 
-from tfcli.errors import InvalidInput, TfcliError
-from tfcli.spec.environment import TensorforceEnvironment
 from trainer import compat
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec.environment import TensorforceEnvironment
 
 
 def _resolve(name: str) -> Any:

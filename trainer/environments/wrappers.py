@@ -21,8 +21,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces, wrappers
 
-from tfcli.errors import InvalidInput, TfcliError
-from tfcli.spec.environment import WrapperSpec
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec.environment import WrapperSpec
 
 
 def _channels_last(stacked: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from trainer.state import Episode, RunState
+from trainer.kernel.state import Episode, RunState
 
 
 class Hook:

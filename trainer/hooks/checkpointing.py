@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfcli.spec import Frequency
 from trainer.checkpoints import CheckpointStore
 from trainer.hooks import Hook
+from trainer.kernel.spec import Frequency
+from trainer.kernel.state import RunState
 from trainer.schedule import Every
-from trainer.state import RunState
 
 
 class CheckpointHook(Hook):

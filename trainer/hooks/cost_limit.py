@@ -5,11 +5,12 @@ learner's node, its CPU nodes, their GPUs and disks and, on a cluster of its own
 :mod:`infra.run_price`). The accrued cost is that price times the run's training wall time, which counts the segments
 before a resume (the checkpoint's ``wall_seconds``), so a run paused and resumed keeps counting where it stopped. When
 it reaches the limit the hook asks the loop to stop: the run checkpoints, writes ``status: paused`` with the reason in
-``result.json`` and exits :data:`tfcli.spec.outcomes.EXIT_COST_LIMIT`, which ends its Job for good (a plain pause, 143,
-would be started again by the Job and pause again at once, keeping a GPU node up). A sweep's trial exits 0 instead
-(:data:`trainer.results.TRIAL_COST_LIMIT_EXIT_CODE`): its index of the Indexed Job ends without counting as failed, so
-trials at their limit never fail the sweep's Job as a shared fault would. Raising ``max_cost`` and starting the
-experiment again (``resume -s`` for a sweep, whose new Job runs such a trial again) continues it from the checkpoint.
+``result.json`` and exits :data:`trainer.kernel.spec.outcomes.EXIT_COST_LIMIT`, which ends its Job for good (a plain
+pause, 143, would be started again by the Job and pause again at once, keeping a GPU node up). A sweep's trial exits 0
+instead (:data:`trainer.results.TRIAL_COST_LIMIT_EXIT_CODE`): its index of the Indexed Job ends without counting as
+failed, so trials at their limit never fail the sweep's Job as a shared fault would. Raising ``max_cost`` and starting
+the experiment again (``resume -s`` for a sweep, whose new Job runs such a trial again) continues it from the
+checkpoint.
 
 **A sweep's budget** (the sweep file's ``max_cost``, written into each trial's spec as ``sweep_budget``): the hook
 also adds what the sweep's other trials have cost, from the files they published in the shared results folder
@@ -28,14 +29,14 @@ import logging
 import math
 from pathlib import Path
 
-from tfcli.spec.outcomes import COST_LIMIT_REASON
-from tfcli.spec.sweep_budget import SweepBudget
-from trainer.budget import counted_usd
 from trainer.hooks import Hook
 from trainer.hooks.sweep_spend import SweepSpend, trained_seconds
+from trainer.kernel.budget import counted_usd
+from trainer.kernel.spec.outcomes import COST_LIMIT_REASON
+from trainer.kernel.spec.sweep_budget import SweepBudget
+from trainer.kernel.state import RunState
 from trainer.results import Result
 from trainer.signals import StopRequest
-from trainer.state import RunState
 
 log = logging.getLogger(__name__)
 

@@ -1,13 +1,13 @@
 """Early stopping of a sweep's trial by asynchronous successive halving, decided by the trial itself.
 
 A sweep with ``early_stop`` writes into each trial's spec its rungs, the reduction, and which trials make up each
-combination (:class:`tfcli.spec.early_stop.TrialEarlyStop`). When the trial passes a rung it publishes its score
-there (:mod:`trainer.rung_scores`: a small file written once, in its results folder) and judges its combination by
+combination (:class:`trainer.kernel.spec.early_stop.TrialEarlyStop`). When the trial passes a rung it publishes its
+score there (:mod:`trainer.rung_scores`: a small file written once, in its results folder) and judges its combination by
 :mod:`trainer.rungs` from the scores its siblings published in the shared results folder — ``experiments/`` on this
-machine, the sweep's bucket through its GCS FUSE mount in a GKE pod, so a GKE sweep prunes with nobody's machine
-on. A sibling's folder is the trial's own output folder with the sibling's name in place of its own:
-``experiments/<sweep>-<j>/results`` or ``/results/<sweep>/<sweep>-<j>``. A score once read is kept (it never
-changes), and a sibling whose file cannot be read (missing, ``ESTALE``, any ``OSError``) has not reached the rung.
+machine, the sweep's bucket through its GCS FUSE mount in a GKE pod, so a GKE sweep prunes with nobody's machine on. A
+sibling's folder is the trial's own output folder with the sibling's name in place of its own:
+``experiments/<sweep>-<j>/results`` or ``/results/<sweep>/<sweep>-<j>``. A score once read is kept (it never changes),
+and a sibling whose file cannot be read (missing, ``ESTALE``, any ``OSError``) has not reached the rung.
 
 A rung that fewer than ``reduction`` combinations have reached is not decided. Where the trial's scheduler starts
 waiting trials again (the local queue), it waits there while others could still decide it (:mod:`trainer.rung_wait`:
@@ -32,18 +32,18 @@ from pathlib import Path
 
 import numpy as np
 
-from tfcli.spec.early_stop import METADATA_TTL_SECONDS, TrialEarlyStop
 from trainer.ended import RELEASED, Ended, release_note
-from trainer.files import atomic_write_text
 from trainer.hooks import Hook
 from trainer.hooks.progress_log import FILENAME as PROGRESS
 from trainer.hooks.progress_log import read_episodes
+from trainer.kernel.files import atomic_write_text
+from trainer.kernel.scores import score_before
+from trainer.kernel.spec.early_stop import METADATA_TTL_SECONDS, TrialEarlyStop
+from trainer.kernel.state import RunState
 from trainer.result_file import read_result
 from trainer.rung_scores import NotReached, Reader, SweepRungs, publish, read_published, rung_file
 from trainer.rung_wait import may_wait, standing
-from trainer.scores import score_before
 from trainer.signals import StopRequest
-from trainer.state import RunState
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Hyperparameters: the values of the spec's ``hparams`` keys — a sweep's trials list the sweep's axes there — or, when
 the spec lists none, its main settings (:data:`MAIN_SETTINGS`, those it sets); plus ``seed``. Names are the dotted
 spec keys (``agent.learning_rate``), so a sweep's trials and plain experiments share columns. Metrics, the rules of
-``tfcli experiment list -s`` (:mod:`trainer.scores`) over the whole run's ``progress.jsonl``: ``final_return``,
+``tfcli experiment list -s`` (:mod:`trainer.kernel.scores`) over the whole run's ``progress.jsonl``: ``final_return``,
 and ``timesteps_to_target`` when the spec has a ``target_return`` and the run reached it.
 
 Written with TensorBoard's own API: ``hp.hparams`` when the run starts, the metrics as scalars and the plugin's
@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from tfcli.spec import Experiment
-from tfcli.spec.sweep_axes import get_dotted
 from trainer.hooks import Hook
 from trainer.hooks.progress_log import read_episodes
-from trainer.scores import final_score, first_reach_index, smooth
-from trainer.state import RunState
+from trainer.kernel.scores import final_score, first_reach_index, smooth
+from trainer.kernel.spec import Experiment
+from trainer.kernel.spec.sweep_axes import get_dotted
+from trainer.kernel.state import RunState
 
 log = logging.getLogger(__name__)
 

@@ -30,10 +30,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from tfcli.errors import io_failure
-from trainer.files import atomic_write_text, strict_json_dumps
 from trainer.hooks import Hook
-from trainer.state import Episode, RunState
+from trainer.kernel.errors import io_failure
+from trainer.kernel.files import atomic_write_text, strict_json_dumps
+from trainer.kernel.state import Episode, RunState
 
 log = logging.getLogger(__name__)
 

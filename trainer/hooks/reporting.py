@@ -13,12 +13,12 @@ import sys
 import time
 from typing import Any
 
-from tfcli.spec import Frequency
-from trainer.budget import Budget
 from trainer.hooks import Hook
 from trainer.hooks.summaries import RateMeter
+from trainer.kernel.budget import Budget
+from trainer.kernel.spec import Frequency
+from trainer.kernel.state import RunState
 from trainer.schedule import Every
-from trainer.state import RunState
 
 
 def _elapsed(seconds: float) -> str:

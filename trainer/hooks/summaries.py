@@ -17,10 +17,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tfcli.spec import Frequency
 from trainer.hooks import Hook
+from trainer.kernel.spec import Frequency
+from trainer.kernel.state import Episode, RunState
 from trainer.schedule import Every
-from trainer.state import Episode, RunState
 
 
 class RateMeter:

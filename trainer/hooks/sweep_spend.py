@@ -1,7 +1,7 @@
 """What a sweep's trials have cost together, read by each trial from what its siblings published (docs/design.md
 §6.5, "A sweep's budget"), so that the sweep's ``max_cost`` holds with no process on the user's machine.
 
-A sibling's cost is the run price times its training time (:func:`trainer.budget.counted_usd`, the one rule a
+A sibling's cost is the run price times its training time (:func:`trainer.kernel.budget.counted_usd`, the one rule a
 trial's own ``max_cost`` counts by too): every trial of a sweep has the same price (one ``TFCLI_HOURLY_PRICE`` in the
 GKE sweep's pod template; locally, the environment's), so the sum needs only each sibling's training seconds. Those
 come from the files the sibling writes anyway: ``result.json``'s ``wall_seconds`` (a trial that ended) and the last
@@ -20,10 +20,10 @@ import json
 import time
 from pathlib import Path
 
-from tfcli.spec.outcomes import COST_LIMIT_REASON
-from tfcli.spec.sweep_budget import SweepBudget
-from trainer.budget import counted_usd
 from trainer.hooks.early_stop import sibling_folder
+from trainer.kernel.budget import counted_usd
+from trainer.kernel.spec.outcomes import COST_LIMIT_REASON
+from trainer.kernel.spec.sweep_budget import SweepBudget
 from trainer.result_file import read_result
 
 RECHECK_SECONDS = 10.0  # the results mount's metadata TTL: a sooner read would see what the mount cached
@@ -63,7 +63,8 @@ def trained_seconds(folder: Path) -> float:
 
 def sweep_reason(total: float, budget: SweepBudget) -> str:
     """``result.json``'s ``reason`` for a trial the sweep's budget paused (it starts as a trial's own cost limit's
-    does, so every reader takes it as paused at ``max_cost``: :func:`tfcli.spec.outcomes.paused_at_cost_limit`)."""
+    does, so every reader takes it as paused at ``max_cost``:
+    :func:`trainer.kernel.spec.outcomes.paused_at_cost_limit`)."""
     return f"{COST_LIMIT_REASON} (${total:,.2f} of ${budget.max_cost:,.2f}: sweep {budget.sweep}, all its trials)"
 
 

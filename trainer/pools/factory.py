@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from tfcli.errors import InvalidInput, TfcliError
-from tfcli.spec import Experiment
 from trainer.config import Address, EnvironmentsOption
+from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec import Experiment
 from trainer.pools.base import RUNNING, EnvironmentPool
 from trainer.pools.local import LocalPool
 from trainer.pools.recipe import EnvironmentRecipe

@@ -15,9 +15,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from tfcli.spec import Experiment
-from tfcli.spec.environment import CustomEnvironment, GymnasiumEnvironment, TensorforceEnvironment
 from trainer.environments import make_environment
+from trainer.kernel.spec import Experiment
+from trainer.kernel.spec.environment import CustomEnvironment, GymnasiumEnvironment, TensorforceEnvironment
 from trainer.pools.base import RUNNING, Step
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tfcli.errors import InvalidInput, TfcliError
+from trainer.kernel.errors import InvalidInput, TfcliError
 from trainer.pools.base import TRUNCATED, Step
 from trainer.transport import DEFAULT_MAX_FRAME, Connection, HandshakeRefused, TransportError, connect
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from tfcli.errors import InvalidInput, TfcliError
+from trainer.kernel.errors import InvalidInput, TfcliError
 from trainer.pools.base import Step
 from trainer.pools.recipe import EnvironmentRecipe
 

@@ -16,7 +16,7 @@ import threading
 import time
 from collections import deque
 
-from tfcli.errors import InvalidInput
+from trainer.kernel.errors import InvalidInput
 from trainer.transport.connection import DEFAULT_MAX_FRAME, TOKEN_VARIABLE, Connection
 from trainer.transport.handshake import HANDSHAKE_TIMEOUT, MAX_PENDING, MAX_PENDING_PER_PEER, Handshaker
 

@@ -16,9 +16,9 @@ def delete(
 ) -> None:
     """Destroy shared clusters and remove their stacks; refused while an experiment or a sweep runs on one."""
     from tfcli.cli.stack_progress import RichUpdateObserver
-    from tfcli.errors import InvalidInput
     from tfcli.gke.clusters import delete_clusters
     from tfcli.stackfiles.files import cluster_names
+    from trainer.kernel.errors import InvalidInput
 
     if bool(cluster) == all_:
         raise InvalidInput("give -c NAME (one or more) or --all")

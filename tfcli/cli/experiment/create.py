@@ -13,7 +13,7 @@ from tfcli.cli.experiment.options import Wait
 
 
 def show_notes(notes: list[str]) -> None:
-    """The notes of TensorForce-form files that were translated (tfcli/spec/translation.py), on stderr."""
+    """The notes of TensorForce-form files that were translated (trainer/kernel/spec/translation.py), on stderr."""
     for note in notes:
         err().print(f"note: {note}", markup=False, highlight=False)
 
@@ -61,8 +61,8 @@ def new(
     (-n NAME -A AGENT -E ENVIRONMENT and a budget, as the original client's `experiment new`)."""
     from tfcli.experiments.create import create_experiment
     from tfcli.runs.results import StartOptions
-    from tfcli.spec.documents import display_path
-    from tfcli.spec.translation import collect_notes
+    from trainer.kernel.spec.documents import display_path
+    from trainer.kernel.spec.translation import collect_notes
 
     overrides = {
         "name": name, "agent": agent, "network": network, "environment": environment, "cluster": cluster,
@@ -124,9 +124,9 @@ def sweep(
     from rich.markup import escape
 
     from tfcli.runs.results import StartOptions
-    from tfcli.spec import ConfigLibrary
-    from tfcli.spec.documents import display_path
     from tfcli.sweeps.create import SweepOptions, build_trials, create_sweep, plan_sweep, refuse_taken_name
+    from trainer.kernel.spec import ConfigLibrary
+    from trainer.kernel.spec.documents import display_path
 
     ctx = CliContext()
     options = SweepOptions(

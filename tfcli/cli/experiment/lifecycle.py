@@ -34,10 +34,10 @@ def start(
     ] = None,
 ) -> None:
     """Start an experiment by name (-e) or straight from a spec (-f), locally or on GKE (`pulumi up`); -s a sweep."""
-    from tfcli.errors import InvalidInput
     from tfcli.experiments.create import create_experiment
     from tfcli.experiments.store import checked_flag
     from tfcli.runs.results import StartOptions
+    from trainer.kernel.errors import InvalidInput
 
     if sweep is not None and (experiment is not None or file is not None):
         raise InvalidInput("-s SWEEP: give no -e or -f with it")

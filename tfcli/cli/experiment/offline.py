@@ -69,9 +69,9 @@ def render(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the YAML to this file.")] = None,
 ) -> None:
     """Offline: the Kubernetes objects (YAML) the experiment's (-s: sweep's) stack would apply."""
-    from tfcli.errors import InvalidInput
     from tfcli.gke.planning import planned, planned_sweep
     from tfcli.gke.planning import render as render_yaml
+    from trainer.kernel.errors import InvalidInput
 
     ctx = CliContext()
     if sweep is not None:
@@ -91,8 +91,8 @@ def render(
     if output is None:
         typer.echo(text, nl=False)
         return
-    from tfcli.spec.documents import display_path
-    from trainer.files import atomic_write_text
+    from trainer.kernel.files import atomic_write_text
+    from trainer.kernel.spec.documents import display_path
 
     atomic_write_text(output, text)
     err().print(f"Wrote {display_path(output)}")

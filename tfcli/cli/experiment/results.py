@@ -30,7 +30,7 @@ def plot(
     sweep: SweepName = None,
 ) -> None:
     """Learning curves of one or more experiments in one PNG (-s: a sweep's combinations, mean and 95% band)."""
-    from tfcli.errors import InvalidInput
+    from trainer.kernel.errors import InvalidInput
 
     if (not experiments) == (sweep is None):
         raise InvalidInput("give exactly one of -e NAME (an experiment) or -s SWEEP (a sweep)")
@@ -74,7 +74,7 @@ def play(
     Reads a copy of the checkpoint, so a run that is still training is not disturbed; a GKE run's checkpoints are
     here after `tfcli experiment download`.
     """
-    from tfcli.errors import InvalidInput
+    from trainer.kernel.errors import InvalidInput
 
     number: int | None = None
     if checkpoint != "latest":
@@ -110,7 +110,7 @@ def play(
         + (f" (min {min(returns):g}, max {max(returns):g})" if len(returns) > 1 else "")
     )
     if played.video is not None:
-        from tfcli.spec.documents import display_path
+        from trainer.kernel.spec.documents import display_path
 
         v = played.video
         out().print(f"Video: {display_path(v.path)} ({v.frames:,} frames, {v.width}x{v.height}, {v.fps:g} fps)")

@@ -50,7 +50,7 @@ def compare(
     """Runs side by side: only the spec keys that differ, then each run's final return (-s: each combination's IQM
     over seeds with its 95% CI), timesteps, wall time and cost where known."""
     from tfcli.cli.views.compare import show_run_comparison
-    from tfcli.errors import InvalidInput
+    from trainer.kernel.errors import InvalidInput
 
     names = list(dict.fromkeys(experiments or []))
     if names and sweep is not None:

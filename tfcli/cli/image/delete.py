@@ -15,8 +15,8 @@ def delete(yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without
     pull on a new node) and remove the image stack."""
     from tfcli.cli.pulumi import interactive
     from tfcli.cli.stack_progress import RichUpdateObserver
-    from tfcli.errors import InvalidInput
     from tfcli.gke.image_stack import delete_images
+    from trainer.kernel.errors import InvalidInput
 
     if not yes:
         if not interactive():

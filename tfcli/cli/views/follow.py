@@ -16,12 +16,12 @@ from tfcli.cli.console import err, out
 from tfcli.experiments.store import ExperimentDir
 from tfcli.runs.results import Ended, Started
 from tfcli.runs.run import Run
-from tfcli.spec.documents import display_path
-from tfcli.spec.outcomes import EXIT_PAUSED
 from tfcli.sweeps.status import SweepStatus
+from trainer.kernel.spec.documents import display_path
+from trainer.kernel.spec.outcomes import EXIT_PAUSED
 
 if TYPE_CHECKING:
-    from tfcli.spec import Experiment
+    from trainer.kernel.spec import Experiment
 
 LOG_TAIL_LINES = 25
 

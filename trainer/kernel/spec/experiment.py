@@ -6,16 +6,16 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from tfcli.spec.agent import AgentSpec, NetworkSpec
-from tfcli.spec.base import DnsName, StrictModel, raise_problems
-from tfcli.spec.cluster import Cluster
-from tfcli.spec.early_stop import TrialEarlyStop
-from tfcli.spec.environment import EnvironmentSpec
-from tfcli.spec.frequency import Frequency, SummaryFrequency
-from tfcli.spec.recording import AgentSummary, Recording
-from tfcli.spec.sweep_axes import get_dotted
-from tfcli.spec.sweep_budget import SweepBudget
-from tfcli.spec.ttl import Ttl
+from trainer.kernel.spec.agent import AgentSpec, NetworkSpec
+from trainer.kernel.spec.base import DnsName, StrictModel, raise_problems
+from trainer.kernel.spec.cluster import Cluster
+from trainer.kernel.spec.early_stop import TrialEarlyStop
+from trainer.kernel.spec.environment import EnvironmentSpec
+from trainer.kernel.spec.frequency import Frequency, SummaryFrequency
+from trainer.kernel.spec.recording import AgentSummary, Recording
+from trainer.kernel.spec.sweep_axes import get_dotted
+from trainer.kernel.spec.sweep_budget import SweepBudget
+from trainer.kernel.spec.ttl import Ttl
 
 RunMode = Literal["single", "multi-threaded", "distributed"]
 RUN_MODES: tuple[str, ...] = ("single", "multi-threaded", "distributed")
@@ -57,7 +57,7 @@ class Experiment(StrictModel):
     # Dollars: on GKE the trainer pauses itself once its run has cost this much (trainer/hooks/cost_limit.py).
     max_cost: float | None = Field(default=None, gt=0)
     # On GKE: the longest its stack stays up after a start; `tfcli experiment reap` stops it past that
-    # (tfcli/spec/ttl.py). Runs that ended (completed, paused at max_cost) are reaped whatever their ttl.
+    # (trainer/kernel/spec/ttl.py). Runs that ended (completed, paused at max_cost) are reaped whatever their ttl.
     ttl: Ttl | None = None
     # Seconds an environment may take to answer a reset or a step (a dead env-worker never answers): past it the
     # run fails, its checkpoints kept, with one line naming the environment (trainer/stall.py).
@@ -68,11 +68,12 @@ class Experiment(StrictModel):
     # Dotted spec keys whose values TensorBoard's HParams dashboard shows for this run (trainer/hooks/hparams.py);
     # unset: the main settings. A sweep sets it to its axes, so that every trial reports what the sweep varies.
     hparams: list[str] | None = None
-    # Set by a sweep with early stopping (tfcli/spec/early_stop.py): the trial prunes itself at its rungs.
+    # Set by a sweep with early stopping (trainer/kernel/spec/early_stop.py): the trial prunes itself at its rungs.
     early_stop: TrialEarlyStop | None = None
-    # Set by a sweep with a max_cost (tfcli/spec/sweep_budget.py): the trial pauses once the sweep has cost that.
+    # Set by a sweep with a max_cost (trainer/kernel/spec/sweep_budget.py): the trial pauses once the sweep has cost
+    # that.
     sweep_budget: SweepBudget | None = None
-    # What a TensorForce agent file's saver, summarizer and recorder said (tfcli/spec/tensorforce_forms.py):
+    # What a TensorForce agent file's saver, summarizer and recorder said (trainer/kernel/spec/tensorforce_forms.py):
     # the newest complete checkpoints kept (None: 3), TensorForce's own summaries written (None: the trainer's
     # choice, trainer/agents.py), and episode traces recorded under results/traces/.
     keep_checkpoints: int | None = Field(default=None, ge=1, le=1000)

@@ -1,6 +1,7 @@
 """What a run writes besides its checkpoints and the trainer's summaries: TensorForce's own agent summaries and
 recorded episode traces. TensorForce agent files set these through ``summarizer`` and ``recorder``
-(tfcli/spec/tensorforce_forms.py translates them); a tfcli spec sets them as ``agent_summaries`` and ``record``.
+(trainer/kernel/spec/tensorforce_forms.py translates them); a tfcli spec sets them as ``agent_summaries`` and
+``record``.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from tfcli.spec.base import StrictModel
+from trainer.kernel.spec.base import StrictModel
 
 # TensorForce 0.6.5's summary labels (its summarizer's ``summaries``), "graph" left out: TensorForce's "all" leaves it
 # out too, and a traced graph says nothing about learning.

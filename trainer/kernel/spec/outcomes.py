@@ -1,7 +1,7 @@
 """How a run ends, as the processes tell each other: the exit codes and the stop reason that the trainer writes, the
 Job's ``podFailurePolicy`` (infra) matches and tfcli reads back, defined once here.
 
-They live in tfcli.spec because that is the layer tfcli, trainer and infra may all import (pyproject's
+They live in trainer.kernel.spec because that is the layer tfcli, trainer and infra may all import (pyproject's
 ``[tool.importlinter]``); a value written in two places drifts, and a drifted exit code turns a pause into a
 failure (docs/design.md §7).
 """

@@ -13,8 +13,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from tfcli.spec.recording import ALL_AGENT_SUMMARIES
-from tfcli.spec.translation import DocumentTranslator, Translation
+from trainer.kernel.spec.recording import ALL_AGENT_SUMMARIES
+from trainer.kernel.spec.translation import DocumentTranslator, Translation
 
 OWNED = ("saver", "summarizer", "recorder", "max_episode_timesteps", "parallel_interactions", "states", "actions")
 _SUBKEYS = {

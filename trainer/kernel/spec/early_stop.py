@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.base import DnsName, StrictModel
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.base import DnsName, StrictModel
 
 DEFAULT_REDUCTION = 3
 DEFAULT_RECHECK_SECONDS = 5.0

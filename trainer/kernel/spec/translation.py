@@ -1,6 +1,6 @@
 """A spec document in TensorForce's own form, translated into tfcli's, and the short note that says how.
 
-The translation happens once, on the raw document, before validation (tfcli/spec/tensorforce_forms.py); the
+The translation happens once, on the raw document, before validation (trainer/kernel/spec/tensorforce_forms.py); the
 resolved spec (``experiment.yaml``) holds only tfcli's forms, so the trainer, a sweep and a restart never see the
 TensorForce form again. The note goes to whoever asked for the translation: the commands that read a user's files
 (``experiment new``, ``validate``) open :func:`collect_notes` and print what it gathered; the trainer reading a

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tfcli.spec import Experiment
-from trainer.state import RunState
+from trainer.kernel.spec import Experiment
+from trainer.kernel.state import RunState
 
 
 @dataclass(frozen=True)

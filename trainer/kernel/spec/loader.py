@@ -15,14 +15,14 @@ from typing import Any, Generic, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.cluster import Cluster
-from tfcli.spec.documents import display_path, read_document
-from tfcli.spec.errors import dotted, problems_of
-from tfcli.spec.experiment import REFERENCE_FIELDS, Experiment
-from tfcli.spec.library import ConfigLibrary, looks_like_path
-from tfcli.spec.suggest import did_you_mean
-from tfcli.spec.tensorforce_forms import translate_references
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.cluster import Cluster
+from trainer.kernel.spec.documents import display_path, read_document
+from trainer.kernel.spec.errors import dotted, problems_of
+from trainer.kernel.spec.experiment import REFERENCE_FIELDS, Experiment
+from trainer.kernel.spec.library import ConfigLibrary, looks_like_path
+from trainer.kernel.spec.suggest import did_you_mean
+from trainer.kernel.spec.tensorforce_forms import translate_references
 
 SpecT = TypeVar("SpecT", Experiment, Cluster)
 

@@ -21,7 +21,7 @@ import inspect
 import re
 from typing import Any
 
-from tfcli.spec.translation import DocumentTranslator, Translation
+from trainer.kernel.spec.translation import DocumentTranslator, Translation
 
 # TensorForce 0.6.5's ``tensorforce.environments.environments``: names of its own environments.
 TENSORFORCE_NAMES = (

@@ -11,11 +11,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
-from tfcli.spec.base import OpenModel, StrictModel
+from trainer.kernel.spec.base import OpenModel, StrictModel
 
 ENTRY_POINT = r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$"  # module.path:ClassName
 # The last three carry TensorForce's OpenAIGym arguments (min_value/max_value, drop_states_indices, terminal_reward;
-# tfcli/spec/tensorforce_environments.py maps them), with TensorForce's meaning (trainer/environments/wrappers.py).
+# trainer/kernel/spec/tensorforce_environments.py maps them), with TensorForce's meaning
+# (trainer/environments/wrappers.py).
 WrapperType = Literal[
     "atari_preprocessing",
     "frame_stack",

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, RootModel, Tag, model_validator
 
-from tfcli.spec.base import OpenModel, raise_problems
+from trainer.kernel.spec.base import OpenModel, raise_problems
 
 _POLICY_GRADIENT = (
     "batch_size network use_beta_distribution memory update_frequency learning_rate discount reward_processing "

@@ -9,7 +9,7 @@ Each trial's spec gets :class:`SweepBudget`: the sweep's name, its number of tri
 its siblings have cost from the files they publish in the shared results folder (``result.json`` and
 ``progress.jsonl``, found as early stopping finds them: the trial's own output folder with the sibling's name in place
 of its own) and what it has cost itself, and pauses at the limit. One form for both backends, as early stopping's
-(:mod:`tfcli.spec.early_stop`).
+(:mod:`trainer.kernel.spec.early_stop`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import Field
 
-from tfcli.spec.base import DnsName, StrictModel
+from trainer.kernel.spec.base import DnsName, StrictModel
 
 
 class SweepBudget(StrictModel):

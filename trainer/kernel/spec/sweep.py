@@ -10,8 +10,8 @@ A sweep file (``configs/sweeps/<name>.yaml``, or ``experiments/<sweep>/sweep.yam
     random: null                 # N: try N combinations drawn from the grid instead of all of them
     random_seed: 0               # which N (the draw is reproducible)
     parallel: null               # local trials at a time (default: what the cores fit)
-    early_stop: null             # true or {reduction: 3, min_timesteps: T}: ASHA (tfcli/spec/early_stop.py)
-    max_cost: null               # dollars for all trials together, kept by the trials (tfcli/spec/sweep_budget.py)
+    early_stop: null             # true or {reduction: 3, min_timesteps: T}: ASHA (spec/early_stop.py)
+    max_cost: null               # dollars for all trials together, kept by the trials (spec/sweep_budget.py)
 
 Trials are ordered combination by combination, seeds inside: trial ``k`` is combination ``k // seeds`` with seed
 ``k % seeds + 1``. On GKE trial ``k`` is the Indexed Job's completion index ``k``.
@@ -30,16 +30,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError, field_validator, model_serializer
 from pydantic_core.core_schema import SerializerFunctionWrapHandler
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.base import MAX_NAME_LENGTH, DnsName, StrictModel
-from tfcli.spec.early_stop import EarlyStopSettings, trial_early_stop
-from tfcli.spec.errors import problems_of
-from tfcli.spec.parallel import MIN_PARALLEL
-from tfcli.spec.sweep_axes import check_key, describe, numbers_as_numbers, set_dotted
-from tfcli.spec.sweep_budget import trial_sweep_budget
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.base import MAX_NAME_LENGTH, DnsName, StrictModel
+from trainer.kernel.spec.early_stop import EarlyStopSettings, trial_early_stop
+from trainer.kernel.spec.errors import problems_of
+from trainer.kernel.spec.parallel import MIN_PARALLEL
+from trainer.kernel.spec.sweep_axes import check_key, describe, numbers_as_numbers, set_dotted
+from trainer.kernel.spec.sweep_budget import trial_sweep_budget
 
 if TYPE_CHECKING:
-    from tfcli.spec.experiment import Experiment
+    from trainer.kernel.spec.experiment import Experiment
 
 MAX_TRIALS = 1000
 # On GKE every trial's spec is one key of the sweep's ConfigMap (infra/sweep_manifests.py). The API server refuses a
@@ -58,7 +58,7 @@ class SweepFile(StrictModel):
     seeds: int = Field(default=1, ge=1, le=100)
     random: int | None = Field(default=None, ge=1)
     random_seed: int = Field(default=0, ge=0)
-    parallel: int | None = Field(default=None, ge=MIN_PARALLEL, le=256)  # the rule of tfcli/spec/parallel.py
+    parallel: int | None = Field(default=None, ge=MIN_PARALLEL, le=256)  # the rule of trainer/kernel/spec/parallel.py
     early_stop: EarlyStopSettings | None = None
     # Dollars for the whole sweep: each trial pauses once the sweep's trials have cost this much together.
     max_cost: float | None = Field(default=None, gt=0)
@@ -237,8 +237,8 @@ def validate_trials(trials: list[Trial], shown: str, base_dir: Path, library: An
 
     The base is resolved already, so names in it are looked up only when a ``library`` is given (a hand-written
     stack file may still name them)."""
-    from tfcli.spec.library import ConfigLibrary
-    from tfcli.spec.loader import resolve_experiment
+    from trainer.kernel.spec.library import ConfigLibrary
+    from trainer.kernel.spec.loader import resolve_experiment
 
     library = library or ConfigLibrary(())
 
@@ -261,7 +261,7 @@ def trial_file(index: int | str) -> str:
 
 def trials_data(specs: Sequence[Experiment]) -> dict[str, str]:
     """The sweep ConfigMap's data: ``trial-<k>.yaml`` -> trial ``k``'s resolved spec as YAML."""
-    from tfcli.spec.loader import to_yaml
+    from trainer.kernel.spec.loader import to_yaml
 
     return {trial_file(index): to_yaml(spec) for index, spec in enumerate(specs)}
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.documents import load_yaml
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.documents import load_yaml
 
 _NON_FINITE = {"nan", "inf", "infinity", ".nan", ".inf"}
 _NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")

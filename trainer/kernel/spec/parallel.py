@@ -10,7 +10,7 @@ Pure, no pydantic: the flag is checked before a sweep's spec is read.
 
 from __future__ import annotations
 
-from tfcli.errors import InvalidInput
+from trainer.kernel.errors import InvalidInput
 
 MIN_PARALLEL = 1
 PARALLEL_FLAG = "--parallel"

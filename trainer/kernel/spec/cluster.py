@@ -6,9 +6,9 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from tfcli.spec.base import DnsName, StrictModel, raise_problems
-from tfcli.spec.gpu_pool import GpuSharing, Provisioning
-from tfcli.spec.machines import (
+from trainer.kernel.spec.base import DnsName, StrictModel, raise_problems
+from trainer.kernel.spec.gpu_pool import GpuSharing, Provisioning
+from trainer.kernel.spec.machines import (
     ACCELERATOR_MACHINES,
     CPU_FAMILIES,
     GPU_BY_NAME,
@@ -17,7 +17,7 @@ from tfcli.spec.machines import (
     custom_shape_problem,
     machine_family,
 )
-from tfcli.spec.ttl import Ttl
+from trainer.kernel.spec.ttl import Ttl
 
 DEFAULT_GPU_TYPE = "nvidia-tesla-t4"
 _LOCATION = re.compile(r"^[a-z]+-[a-z]+[0-9]+(-[a-z])?$")

@@ -13,7 +13,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, RootModel, Tag, ValidationError
 
-from tfcli.errors import MAX_PROBLEMS
+from trainer.kernel.errors import MAX_PROBLEMS
 
 Loc = tuple[str | int, ...]
 

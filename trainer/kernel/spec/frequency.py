@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator
 
-from tfcli.spec.counted import Counted
+from trainer.kernel.spec.counted import Counted
 
 Unit = Literal["s", "e", "t"]
 UNIT_NAMES: dict[str, str] = {"s": "seconds", "e": "episodes", "t": "timesteps"}

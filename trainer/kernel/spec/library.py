@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfcli.errors import InvalidInput
-from tfcli.spec.documents import SPEC_SUFFIXES, display_path
-from tfcli.spec.suggest import did_you_mean
+from trainer.kernel.errors import InvalidInput
+from trainer.kernel.spec.documents import SPEC_SUFFIXES, display_path
+from trainer.kernel.spec.suggest import did_you_mean
 
 KINDS = ("experiments", "clusters", "agents", "networks", "environments", "sweeps")
 BUNDLED_CONFIGS = Path(__file__).resolve().parent.parent / "configs"

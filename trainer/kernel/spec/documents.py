@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from tfcli.errors import InvalidInput
+from trainer.kernel.errors import InvalidInput
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 # libyaml's parser when PyYAML was built with it: the same documents, ten times faster on a big one

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfcli.spec.tensorforce_agents import is_tensorforce_agent, translate_agent
-from tfcli.spec.tensorforce_environments import is_tensorforce_environment, translate_environment
-from tfcli.spec.translation import Translation, emit
+from trainer.kernel.spec.tensorforce_agents import is_tensorforce_agent, translate_agent
+from trainer.kernel.spec.tensorforce_environments import is_tensorforce_environment, translate_environment
+from trainer.kernel.spec.translation import Translation, emit
 
 _FORMS = {
     "agent": (is_tensorforce_agent, translate_agent),

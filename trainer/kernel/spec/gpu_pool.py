@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from tfcli.spec.base import StrictModel
+from trainer.kernel.spec.base import StrictModel
 
 Provisioning = Literal["spot", "on-demand", "flex-start"]
 MAX_SHARED_CLIENTS = 48  # GKE's limit for both strategies (max_shared_clients_per_gpu)

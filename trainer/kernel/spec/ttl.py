@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tfcli.spec.counted import Counted
+from trainer.kernel.spec.counted import Counted
 
 UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400}
 _PATTERN = re.compile(r"^\s*(\d+)\s*([mhd])\s*$")

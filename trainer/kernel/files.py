@@ -5,9 +5,9 @@ the results live on a GCS FUSE mount, where renaming a directory is not atomic b
 object is uploaded on close and swapped in whole), so every file is written to a temporary name in the same folder,
 flushed to disk, and moved over its final name with ``os.replace``.
 
-This is the project's one atomic write: the trainer imports nothing of tfcli but ``tfcli.spec`` and
-``tfcli.errors`` (the layer contracts in pyproject.toml), so tfcli writes its own files (specs, run records, stack
-files) through this module too.
+This is the project's one atomic write: the trainer imports nothing of tfcli but ``trainer.kernel.spec`` and
+``trainer.kernel.errors`` (the layer contracts in pyproject.toml), so tfcli writes its own files (specs, run records,
+stack files) through this module too.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NoReturn
 
-from tfcli.errors import io_failure
+from trainer.kernel.errors import io_failure
 
 __all__ = [
     "NON_FINITE",
@@ -44,7 +44,7 @@ def check_writable(path: Path, flag: str) -> Path:
     folder, in a folder that exists and takes a new file (a probe is made and removed: permissions alone do not say
     it, ``/proc`` and read-only mounts refuse root too). Otherwise ``InvalidInput`` naming ``flag``; no folder is
     made."""
-    from tfcli.errors import InvalidInput
+    from trainer.kernel.errors import InvalidInput
 
     if path.is_dir():
         raise InvalidInput(f"{flag}: {path}: is a folder; name a file")
