@@ -2,7 +2,9 @@
 resolved base spec, the axes, the seeds) instead of ``tfcli:experiment``; every other key as an experiment stack's
 (:mod:`infra.stack_config`), validated by the same code: the first trial stands in for the experiment there.
 
-``tfcli:parallelism`` sets the trials at a time (default: what the learner pool holds at its largest).
+``tfcli:parallelism`` sets the trials at a time, over the sweep's own ``parallel``; without either, what the learner
+pool holds at its largest (:func:`tfcli.spec.parallel.resolved_parallel`: the rule ``start -s`` follows locally and
+on GKE, so ``pulumi up -s SWEEP`` alone deploys what tfcli would).
 ``tfcli:heldTrials`` (``"1,4"``) and ``tfcli:rerun`` (a whole number) are what ``resume -s`` sets: the trials its
 new Job leaves as they ended (completed, pruned, failed: they get no slot of the Job, infra/sweep_manifests.py),
 and a count that changes the Job's
@@ -20,7 +22,7 @@ from infra.config_keys import CLUSTER_KEY, EXPERIMENT_KEY, HELD_TRIALS_KEY, PARA
 from infra.stack_config import StackSettings, config_int, config_mapping, config_where, settings_from_config
 from tfcli.errors import InvalidInput
 from tfcli.spec import ConfigLibrary, Experiment
-from tfcli.spec.parallel import checked_parallel
+from tfcli.spec.parallel import resolved_parallel
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,11 @@ def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transpo
         stack=stack,
         transport_token=transport_token,
     )
-    parallelism = checked_parallel(
-        config_int(stack, PARALLELISM_KEY, config.get(PARALLELISM_KEY)), config_where(stack, PARALLELISM_KEY)
+    parallelism = resolved_parallel(
+        config_int(stack, PARALLELISM_KEY, config.get(PARALLELISM_KEY)),
+        sweep.parallel,
+        given_where=config_where(stack, PARALLELISM_KEY),
+        file=where,
     )
     held = held_trials(stack, config.get(HELD_TRIALS_KEY), len(trials))
     rerun = config_int(stack, RERUN_KEY, config.get(RERUN_KEY)) or 0
