@@ -69,6 +69,9 @@ def test_the_sweep_file_keeps_the_same_rule(lab: Path) -> None:
     assert not (lab / "experiments" / "none").exists() and not (lab / "stacks" / "Pulumi.none.yaml").exists()
     (lab / "one.yaml").write_text(yaml.safe_dump({**sweep, "name": "one", "parallel": MIN_PARALLEL}))
     assert invoke("experiment", "sweep", "-f", "one.yaml", "--no-build")[0] == 0
+    # `experiment sweep -p N` writes the file's value: its mistake names the flag
+    code, _, stderr = invoke("experiment", "sweep", "-f", "one.yaml", "-n", "flag", "-p", "0", "--no-build")
+    assert code == 2 and "--parallel: at least 1, got 0" in stderr and not (lab / "experiments" / "flag").exists()
 
 
 def test_a_local_start_refuses_it_before_anything_runs(lab: Path) -> None:

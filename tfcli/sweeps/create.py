@@ -14,6 +14,7 @@ from tfcli.spec import ConfigLibrary, Experiment, to_data
 from tfcli.spec.documents import display_path, read_document
 from tfcli.spec.library import looks_like_path
 from tfcli.spec.loader import locate, resolve_experiment
+from tfcli.spec.parallel import checked_parallel
 from tfcli.spec.sweep import (
     SweepFile,
     Trial,
@@ -101,6 +102,7 @@ def _early_stop(merged: dict[str, Any], options: SweepOptions) -> None:
 def plan_sweep(reference: str, options: SweepOptions, library: ConfigLibrary, *, for_gke: bool = False) -> Planned:
     """Resolve and validate a sweep from a sweep file or an experiment spec (``-f``) and the options. ``for_gke``: it
     will run on GKE, so its trials must also fit one ConfigMap (the sweep stack checks that again, for any sweep)."""
+    checked_parallel(options.parallel)  # the flag's mistake names the flag, not the file it is written into
     path = _source(reference, library)
     shown = display_path(path)
     data = read_document(path)
