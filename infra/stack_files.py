@@ -1,4 +1,6 @@
-"""``stacks/Pulumi.<stack>.yaml``: the config an experiment or shared cluster stack holds, and the committed examples.
+"""``stacks/Pulumi.<stack>.yaml``: the config an experiment or shared cluster stack holds, and the committed examples:
+one per bundled experiment (so running any of them in the repository root changes no file and adds none) and the
+shared cluster ``shared-t4``.
 
 A stack file holds the fully resolved spec (``trainer.kernel.spec.to_data``), so ``pulumi up -s NAME`` needs nothing
 else; the keys are those :mod:`infra.stack_config` reads. No secret goes in a committed file (a transport token, if one
@@ -77,7 +79,9 @@ def example_stack_files(library: ConfigLibrary | None = None) -> dict[str, str]:
     """File name -> text of the committed examples, from the bundled config library."""
     library = library or ConfigLibrary((BUNDLED_CONFIGS,))
     files = {}
-    for name in ("cartpole-ppo", "space-invaders-dqn"):
+    # Every bundled experiment: in the repository root (itself a project) `experiment new -f NAME` or the README's
+    # `experiment start -f NAME` writes stacks/Pulumi.NAME.yaml, and a committed one is kept as it is.
+    for name in library.names("experiments"):
         experiment = load_experiment(name, library=library).spec
         config = experiment_stack_config(experiment, project=EXAMPLE_PROJECT, region=EXAMPLE_REGION, zone=EXAMPLE_ZONE)
         if (STACKS_DIR.parent / REPOSITORY_CODE).is_dir():  # what `experiment new` writes here (tfcli.yaml's default)

@@ -2,11 +2,12 @@
 resolved base spec, the axes, the seeds) instead of ``tfcli:experiment``; every other key as an experiment stack's
 (:mod:`infra.stack_config`), validated by the same code: the first trial stands in for the experiment there.
 
-``tfcli:parallelism`` sets the trials at a time (default: what the learner pool holds at its largest).
-``tfcli:heldTrials`` (``"1,4"``) and ``tfcli:rerun`` (a whole number) are what ``resume -s`` sets: the trials its
-new Job leaves as they ended (completed, pruned, failed: they get no slot of the Job, infra/sweep_manifests.py),
-and a count that changes the Job's
-digest, so that a Job that ended (``Failed``, ``Complete``) is replaced by one that runs the unfinished trials.
+``tfcli:parallelism`` sets the trials at a time, over the sweep's own ``parallel``; without either, what the learner
+pool holds at its largest (:func:`trainer.kernel.spec.parallel.resolved_parallel`: the rule ``start -s`` follows locally
+and on GKE, so ``pulumi up -s SWEEP`` alone deploys what tfcli would). ``tfcli:heldTrials`` (``"1,4"``) and
+``tfcli:rerun`` (a whole number) are what ``resume -s`` sets: the trials its new Job leaves as they ended (completed,
+pruned, failed: they get no slot of the Job, infra/sweep_manifests.py), and a count that changes the Job's digest, so
+that a Job that ended (``Failed``, ``Complete``) is replaced by one that runs the unfinished trials.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from trainer.kernel.config_keys import (
 )
 from trainer.kernel.errors import InvalidInput
 from trainer.kernel.spec import ConfigLibrary, Experiment
-from trainer.kernel.spec.parallel import checked_parallel
+from trainer.kernel.spec.parallel import resolved_parallel
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,11 @@ def sweep_settings_from_config(config: Mapping[str, Any], *, stack: str, transpo
         stack=stack,
         transport_token=transport_token,
     )
-    parallelism = checked_parallel(
-        config_int(stack, PARALLELISM_KEY, config.get(PARALLELISM_KEY)), config_where(stack, PARALLELISM_KEY)
+    parallelism = resolved_parallel(
+        config_int(stack, PARALLELISM_KEY, config.get(PARALLELISM_KEY)),
+        sweep.parallel,
+        given_where=config_where(stack, PARALLELISM_KEY),
+        file=where,
     )
     held = held_trials(stack, config.get(HELD_TRIALS_KEY), len(trials))
     rerun = config_int(stack, RERUN_KEY, config.get(RERUN_KEY)) or 0

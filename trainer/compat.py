@@ -76,10 +76,16 @@ def quiet_tensorflow_import() -> None:
 
     TensorFlow's C++ info lines go (``TF_CPP_MIN_LOG_LEVEL`` 2). And TensorFlow imports googleapiclient when it is
     installed (its GCE cluster resolver), which the development environment has for the stand-ins' discovery
-    documents; google-api-core then announces the end of its Python 3.11 support (2027) — nothing to act on yet (as
-    pyproject's filterwarnings).
+    documents; google-api-core then announces the end of its Python 3.11 support (:func:`quiet_python_version_notice`).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    quiet_python_version_notice()
+
+
+def quiet_python_version_notice() -> None:
+    """Silence google-api-core's FutureWarning "You are using a Python version ..." (the end of its Python 3.11
+    support, 2027): nothing to act on yet (as pyproject's filterwarnings), and not the user's. Exactly that warning:
+    every other one still shows. Called before anything imports google-api-core (TensorFlow, google-cloud-storage)."""
     warnings.filterwarnings("ignore", message="You are using a Python version", category=FutureWarning)
 
 

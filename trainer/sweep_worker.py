@@ -212,6 +212,10 @@ class _Lease:
 def run_worker(specs: Path, parent: Path, bucket_name: str, prefix: str, code: list[str], run: int = 0) -> int:
     """The ``sweep-worker`` command: every ``*.yaml`` in ``specs`` is a trial. ``TFCLI_CLAIM_LEASE`` and
     ``TFCLI_WORKER_POLL`` (seconds) shorten the lease and the idle poll where minutes are too long (the tests)."""
+    from trainer.compat import quiet_python_version_notice
+
+    # The worker imports google-cloud-storage itself, not through TensorFlow: its log starts with its own lines.
+    quiet_python_version_notice()
     from trainer.storage_client import bucket
 
     files = sorted(specs.glob("*.yaml"))

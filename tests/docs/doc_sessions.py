@@ -21,7 +21,7 @@ Why a collector of our own rather than Sybil or pytest-console-scripts: the docs
 doctests (Sybil's parsers for them are Python- and doctest-shaped, so it would need a parser of this size anyway, and
 a dependency), and pytest-console-scripts runs one entry point per call in-process or as a subprocess with no notion
 of a printed transcript to compare against or to rewrite. What is needed is small: find the blocks, run them, compare
-after normalising, and rewrite a block's output from what the command prints now (:func:`rewrite`).
+after normalising, and rewrite the blocks' outputs from what the commands print now (:func:`rewrite`).
 """
 
 from __future__ import annotations
@@ -53,8 +53,9 @@ class Block:
     """One console block: where it is in its file (to rewrite it) and how it is run."""
 
     path: Path
-    start: int  # offset of the block's body in the file
+    start: int  # offset of the block's body in the file, as read
     end: int
+    body: str  # the body as read: a rewrite checks the file still holds it there
     commands: list[Command]
     run: bool = True
     exit_code: int = 0
@@ -63,7 +64,8 @@ class Block:
     @property
     def where(self) -> str:
         line = self.path.read_text()[: self.start].count("\n") + 1
-        return f"{self.path.relative_to(ROOT)}:{line}"
+        shown = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
+        return f"{shown}:{line}"
 
 
 def blocks(path: Path) -> list[Block]:
@@ -71,7 +73,7 @@ def blocks(path: Path) -> list[Block]:
     text = path.read_text()
     found = []
     for match in _FENCE.finditer(text):
-        block = Block(path, match.start(1), match.end(1), _commands(match.group(1)))
+        block = Block(path, match.start(1), match.end(1), match.group(1), _commands(match.group(1)))
         before = text[: match.start()].rsplit("\n", 2)
         marker = _MARKER.search("\n".join(before[-2:]) if len(before) > 1 else "")
         if marker:
@@ -191,11 +193,28 @@ def refreshed(printed: list[str], actual: list[str], trains: bool = False) -> li
     return kept
 
 
-def rewrite(block: Block, outputs: list[list[str]]) -> None:
-    """Write each command's output, ``outputs[i]`` (as :func:`refreshed` made it), back into the block's file."""
-    body = "".join(
+def rewrite(rewrites: list[tuple[Block, list[list[str]]]]) -> None:
+    """Write each block's command outputs (``outputs[i]`` for its command ``i``, as :func:`refreshed` made them) back
+    into its file, in one write per file.
+
+    A block's offsets are where :func:`blocks` found it, before any rewrite: a new output of another length moves
+    every block after it. So each file is rewritten from its last block backwards, where the offsets still hold,
+    whatever order the blocks come in; a file changed since it was read is refused rather than cut at old offsets."""
+    by_file: dict[Path, list[tuple[Block, list[list[str]]]]] = {}
+    for block, outputs in rewrites:
+        by_file.setdefault(block.path, []).append((block, outputs))
+    for path, found in by_file.items():
+        text = path.read_text()
+        for block, outputs in sorted(found, key=lambda item: item[0].start, reverse=True):
+            if text[block.start : block.end] != block.body:
+                raise ValueError(f"{block.where}: the file changed since its blocks were read; read them again")
+            text = text[: block.start] + _body(block.commands, outputs) + text[block.end :]
+        path.write_text(text)
+
+
+def _body(commands: list[Command], outputs: list[list[str]]) -> str:
+    """A block's text: each ``$ COMMAND`` line, its output, a blank line before the next command."""
+    return "".join(
         "\n".join([f"$ {command.text}", *output]) + "\n" + ("\n" if index < len(outputs) - 1 else "")
-        for index, (command, output) in enumerate(zip(block.commands, outputs, strict=True))
+        for index, (command, output) in enumerate(zip(commands, outputs, strict=True))
     )
-    text = block.path.read_text()
-    block.path.write_text(text[: block.start] + body + text[block.end :])

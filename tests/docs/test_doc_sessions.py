@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from doc_sessions import Shell, blocks, matches, normal, refreshed, rewrite
 
 DOC = """# t
@@ -85,6 +86,37 @@ def test_update_keeps_what_matches_and_what_an_ellipsis_hides(tmp_path: Path) ->
     assert refreshed(["head 28", "...", "tail"], ["head 31", "x", "y", "tail"]) == ["head 31", "...", "tail"]
     (tmp_path / "doc.md").write_text(DOC)
     block = blocks(tmp_path / "doc.md")[3]
-    rewrite(block, [[], ["one", "three"], ["/home/you/sub"]])
+    rewrite([(block, [[], ["one", "three"], ["/home/you/sub"]])])
     assert "$ echo one; echo two\none\nthree\n\n$ pwd\n/home/you/sub\n```\n" in (tmp_path / "doc.md").read_text()
     assert [c.printed for c in blocks(tmp_path / "doc.md")[3].commands] == [[], ["one", "three"], ["/home/you/sub"]]
+
+
+def test_update_rewrites_every_block_of_a_file_whose_outputs_change_length(tmp_path: Path) -> None:
+    # Offsets are read once, before any rewrite: the first block's longer output must not shift where the later
+    # blocks are cut, in whatever order the blocks are handed over.
+    doc = tmp_path / "doc.md"
+    doc.write_text(DOC)
+    exit_2, trains, session = blocks(doc)[1:]
+    rewrite(
+        [
+            (exit_2, [["bad", "worse", "worst of all"]]),
+            (trains, [["return 41.0"]]),
+            (session, [[], ["one"], ["/home/you/sub"]]),
+        ]
+    )
+    expected = DOC.replace("bad\n```", "bad\nworse\nworst of all\n```").replace("4\nreturn 38.4\n", "4\nreturn 41.0\n")
+    # (a rewritten block separates its commands by one blank line, as the docs write them)
+    assert doc.read_text() == expected.replace("one\ntwo\n", "one\n").replace("cd sub\n$", "cd sub\n\n$")
+    assert [[c.printed for c in b.commands] for b in blocks(doc)[1:]] == [
+        [["bad", "worse", "worst of all"]], [["return 41.0"]], [[], ["one"], ["/home/you/sub"]]
+    ]  # fmt: skip
+
+
+def test_update_refuses_a_file_changed_since_its_blocks_were_read(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(DOC)
+    stale = blocks(doc)[3]
+    doc.write_text("# a new heading\n" + DOC)
+    with pytest.raises(ValueError, match="changed since its blocks were read"):
+        rewrite([(stale, [[], ["one"], ["/home/you/sub"]])])
+    assert doc.read_text() == "# a new heading\n" + DOC

@@ -40,8 +40,7 @@ def test_the_docs_console_sessions_run_as_printed(doc: str, tmp_path: Path, requ
             outputs.append(refreshed(command.printed, actual, block.trains))
         rewrites.append((block, outputs))
     if update:
-        for block, outputs in reversed(rewrites):  # from the end, so earlier blocks' offsets still hold
-            rewrite(block, outputs)
+        rewrite(rewrites)
         problems = [problem for problem in problems if "exited" in problem]
     assert not problems, (
         "\n\n".join(problems) + "\n\n(refresh the printed outputs: pytest -n0 tests/docs --update-docs)"

@@ -13,7 +13,10 @@ from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
 def test_committed_stack_files_are_the_generated_ones() -> None:
     expected = example_stack_files()
-    assert {"Pulumi.cartpole-ppo.yaml", "Pulumi.space-invaders-dqn.yaml", "Pulumi.shared-t4.yaml"} <= expected.keys()
+    # one per bundled experiment (tests/cli/test_clean_checkout.py: running one in the repository root adds no file)
+    bundled = {f"Pulumi.{name}.yaml" for name in LIBRARY.names("experiments")}
+    assert bundled >= {"Pulumi.cartpole-ppo.yaml", "Pulumi.gridworld-ppo.yaml", "Pulumi.space-invaders-dqn.yaml"}
+    assert expected.keys() == bundled | {"Pulumi.shared-t4.yaml"}
     for name, text in expected.items():
         assert (STACKS_DIR / name).read_text(encoding="utf-8") == text, (
             f"stale {name}: uv run python -m infra.stack_files"
@@ -22,7 +25,7 @@ def test_committed_stack_files_are_the_generated_ones() -> None:
 
 
 def test_experiment_stacks_hold_the_resolved_bundled_experiment() -> None:
-    for name in ("cartpole-ppo", "space-invaders-dqn"):
+    for name in LIBRARY.names("experiments"):
         config = read_stack_file(STACKS_DIR / f"Pulumi.{name}.yaml")
         assert config["tfcli:experiment"] == to_data(load_experiment(name, library=LIBRARY).spec)
         # Fully resolved: it validates on its own, with no library to look names up in.

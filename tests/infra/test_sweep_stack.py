@@ -111,6 +111,18 @@ def test_bad_sweep_stacks_are_refused_naming_the_file_and_key() -> None:
         sweep_settings_from_config(distributed, stack="cartpole-lr")
     with pytest.raises(InvalidInput, match="tfcli:parallelism: at least 1"):
         sweep_settings_from_config(sweep_config(**{"tfcli:parallelism": 0}), stack="cartpole-lr")
+    config = sweep_config()
+    config["tfcli:sweep"]["parallel"] = 0
+    with pytest.raises(InvalidInput, match=r"Pulumi.cartpole-lr.yaml: tfcli:sweep: parallel: at least 1, got 0"):
+        sweep_settings_from_config(config, stack="cartpole-lr")
+
+
+def test_pulumi_up_alone_takes_the_sweeps_parallel_under_the_stack_key() -> None:
+    # trainer/kernel/spec/parallel.py's rule, as `start -s` follows it: tfcli:parallelism (the flag's stand-in) over the
+    # sweep's own parallel, over the default (1 here: what the learner pool holds, above)
+    own = sweep_config(options=SweepOptions(parallel=2))
+    assert the_job(plan_for(own, stack="cartpole-lr"))["spec"]["parallelism"] == 2
+    assert the_job(plan_for({**own, "tfcli:parallelism": 3}, stack="cartpole-lr"))["spec"]["parallelism"] == 3
 
 
 TINY = {

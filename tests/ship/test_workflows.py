@@ -125,6 +125,7 @@ def test_cluster_stacks_are_told_from_the_others_by_tfcli_cluster(tmp_path: Path
     committed = {path.name: script.is_cluster_stack(path.read_text()) for path in (ROOT / "stacks").glob("Pulumi.*")}
     assert committed == {
         "Pulumi.shared-t4.yaml": True, "Pulumi.cartpole-ppo.yaml": False, "Pulumi.space-invaders-dqn.yaml": False,
+        "Pulumi.gridworld-ppo.yaml": False,
     }  # fmt: skip
     assert script.is_cluster_stack("# c\nconfig:\n\n    gcp:project: p\n    tfcli:cluster:\n      name: c\n")
     assert not script.is_cluster_stack("config:\n  tfcli:experiment:\n    tfcli:cluster: x\n")  # not a config key

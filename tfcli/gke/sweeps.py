@@ -3,7 +3,8 @@
 
 It takes the experiment backend's steps (:mod:`tfcli.gke.deploy`, :mod:`tfcli.gke.waiting`, :mod:`tfcli.gke.states`):
 
-- start: the stack file (``tfcli:sweep``, ``-c`` a shared cluster, ``--parallel`` as ``tfcli:parallelism``), then
+- start: the stack file (``tfcli:sweep``, ``-c`` a shared cluster, ``--parallel`` or the sweep file's ``parallel`` as
+  ``tfcli:parallelism``: :func:`trainer.kernel.spec.parallel.resolved_parallel`, the rule of the local queue too), then
   :func:`~tfcli.gke.deploy.deploy`. ``experiments/<sweep>/run.json`` records ``backend: gke``; each trial's records
   ``backend: gke`` and ``sweep: <sweep>``, so neither a local queue nor ``start -e <trial> --local`` runs a trial the
   cluster runs;

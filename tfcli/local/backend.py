@@ -184,7 +184,7 @@ class LocalBackend:
             definition = run.sweep().definition()
             base = definition.base if isinstance(definition.base, dict) else {}
             spec = {**base, **sweeps.widest(definition)}
-            parallel = definition.parallel or sweeps.default_parallel(definition)
+            parallel = sweeps.parallel_in_effect(run.sweep())
         else:
             spec = run.experiment().spec_data()
         view = SpecView(spec)

@@ -22,6 +22,8 @@ from tfcli.local.processes import RecordedProcess
 from tfcli.sweeps.status import SweepStatus
 from tfcli.sweeps.store import SweepDir, trial_dirs
 from trainer.kernel.errors import TfcliError
+from trainer.kernel.spec.documents import display_path
+from trainer.kernel.spec.parallel import resolved_parallel
 from trainer.kernel.spec.sweep import SweepFile, Trial
 
 if TYPE_CHECKING:  # numpy: loaded where a sweep's numbers are computed, not for every `list`
@@ -38,8 +40,17 @@ def cores_per_trial(spec: dict[str, Any]) -> int:
     return 1 + view.num_workers if view.distributed else 1
 
 
+def parallel_in_effect(sweep: SweepDir, flag: int | None = None) -> int:
+    """Trials at a time here: ``--parallel``, else the sweep file's ``parallel`` (the one rule of
+    :func:`trainer.kernel.spec.parallel.resolved_parallel`, as on GKE), else what this machine's cores fit."""
+    definition = sweep.definition()
+    chosen = resolved_parallel(flag, definition.parallel, file=display_path(sweep.sweep_file))
+    return chosen or default_parallel(definition)
+
+
 def default_parallel(sweep: SweepFile, cores: int | None = None) -> int:
-    """Trials at a time when not told: what this machine's cores fit for the trials' run mode (at least one)."""
+    """Trials at a time when neither the flag nor the sweep file says: what this machine's cores fit for the
+    trials' run mode (at least one)."""
     cores = cores or os.cpu_count() or 1
     assert isinstance(sweep.base, dict)
     per_trial = cores_per_trial({**sweep.base, **widest(sweep)})
@@ -107,8 +118,7 @@ def start_sweep(
     """Launch the queue; returns it (None when every trial has already completed, or is ``held``, and not
     ``restart``) and the trials at a time. Call with the sweep locked. ``held`` None (``start -s``): the pruned
     trials are held, so that only ``resume -s --include-pruned`` trains them on."""
-    definition = sweep.definition()
-    chosen = parallel or definition.parallel or default_parallel(definition)
+    chosen = parallel_in_effect(sweep, parallel)
     if queue_alive(sweep):
         raise TfcliError(
             f"sweep '{sweep.name}' is already running (pid {sweep.run_record().pid})",

@@ -25,6 +25,7 @@ from tfcli.stackfiles.files import (
 from trainer.kernel.config_keys import PARALLELISM_KEY, PROJECT_KEY, REGION_KEY, ZONE_KEY
 from trainer.kernel.errors import InvalidInput
 from trainer.kernel.spec.documents import display_path
+from trainer.kernel.spec.parallel import resolved_parallel
 from trainer.kernel.spec.sweep import SweepFile
 
 
@@ -50,7 +51,7 @@ def sweep_stack(project: ProjectDir, sweep: SweepFile) -> StackFile:
     config[SWEEP_KEY] = sweep.model_dump(mode="json")
     header = [
         f"# The sweep {sweep.name} (tfcli experiment sweep): one Indexed Job, one pod per trial.",
-        f"# `pulumi up -s {sweep.name}` deploys it; tfcli:parallelism sets the trials at a time.",
+        f"# `pulumi up -s {sweep.name}` deploys it; trials at a time: tfcli:parallelism, else the sweep's parallel.",
     ]
     set_project_code(config, project)
     return new_file(path, project, header, config)
@@ -61,12 +62,14 @@ def deploy_stack(
 ) -> tuple[StackFile, str | None]:
     """The sweep's stack file as ``start -s`` deploys it (not written) and the shared cluster it runs on (None: its
     own). ``shared_cluster`` moves it onto that cluster; without it the file's choice is kept while that cluster's
-    stack file exists. ``parallelism`` sets ``tfcli:parallelism``; without it the file's value (or the default,
-    what the learner pool holds) stays."""
+    stack file exists. ``tfcli:parallelism`` is set to the trials at a time in effect, ``parallelism`` (the flag)
+    over the sweep's ``parallel`` (:func:`trainer.kernel.spec.parallel.resolved_parallel`, as locally); when neither
+    says, the stack file's value stays (one a user set, or the default: what the learner pool holds)."""
     stack_file = sweep_stack(project, sweep)
     config = stack_file.config
     shared = shared_cluster_of(project, stack_file, shared_cluster)
     set_shared_cluster(config, shared)
-    if parallelism is not None:
-        config[PARALLELISM_KEY] = parallelism
+    chosen = resolved_parallel(parallelism, sweep.parallel, file=f"experiments/{sweep.name}/sweep.yaml")
+    if chosen is not None:
+        config[PARALLELISM_KEY] = chosen
     return stack_file, shared

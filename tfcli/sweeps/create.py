@@ -17,6 +17,7 @@ from trainer.kernel.spec import ConfigLibrary, Experiment, to_data
 from trainer.kernel.spec.documents import display_path, read_document
 from trainer.kernel.spec.library import looks_like_path
 from trainer.kernel.spec.loader import locate, resolve_experiment
+from trainer.kernel.spec.parallel import checked_parallel
 from trainer.kernel.spec.sweep import (
     SweepFile,
     Trial,
@@ -101,6 +102,7 @@ def _early_stop(merged: dict[str, Any], options: SweepOptions) -> None:
 def plan_sweep(reference: str, options: SweepOptions, library: ConfigLibrary, *, for_gke: bool = False) -> Planned:
     """Resolve and validate a sweep from a sweep file or an experiment spec (``-f``) and the options. ``for_gke``: it
     will run on GKE, so its trials must also fit one ConfigMap (the sweep stack checks that again, for any sweep)."""
+    checked_parallel(options.parallel)  # the flag's mistake names the flag, not the file it is written into
     path = _source(reference, library)
     shown = display_path(path)
     data = read_document(path)

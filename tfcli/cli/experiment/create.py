@@ -100,7 +100,7 @@ def sweep(
     random: Annotated[int | None, typer.Option("--random", help="Try N combinations drawn from the grid.")] = None,
     random_seed: Annotated[int | None, typer.Option("--random-seed", help="Which N (default 0).")] = None,
     parallel: Annotated[
-        int | None, typer.Option("--parallel", "-p", help="Local trials at a time (default: what the cores fit).")
+        int | None, typer.Option("--parallel", "-p", help="Trials at a time, locally and on GKE (default: what fits).")
     ] = None,
     build: Annotated[
         bool, typer.Option("--build/--no-build", help="Build and step one trial of each combination first.")

@@ -29,7 +29,7 @@ def start(
     parallel: Annotated[
         int | None,
         typer.Option(
-            "--parallel", "-p", help="Sweeps: trials at a time (locally default: cores fit; GKE: tfcli:parallelism)."
+            "--parallel", "-p", help="Sweeps: trials at a time (default: the sweep file's parallel, else what fits)."
         ),
     ] = None,
 ) -> None:

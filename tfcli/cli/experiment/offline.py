@@ -63,7 +63,7 @@ def render(
     parallel: Annotated[
         int | None,
         typer.Option(
-            "--parallel", "-p", help="With -s: trials at a time (default: as `start -s` chooses, tfcli:parallelism)."
+            "--parallel", "-p", help="With -s: trials at a time (default: as `start -s` chooses, the file's parallel)."
         ),
     ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the YAML to this file.")] = None,

@@ -9,7 +9,7 @@ A sweep file (``configs/sweeps/<name>.yaml``, or ``experiments/<sweep>/sweep.yam
     seeds: 3                     # runs of each combination, with seeds 1..3
     random: null                 # N: try N combinations drawn from the grid instead of all of them
     random_seed: 0               # which N (the draw is reproducible)
-    parallel: null               # local trials at a time (default: what the cores fit)
+    parallel: null               # trials at a time, locally and on GKE; --parallel overrides (spec/parallel.py)
     early_stop: null             # true or {reduction: 3, min_timesteps: T}: ASHA (spec/early_stop.py)
     max_cost: null               # dollars for all trials together, kept by the trials (spec/sweep_budget.py)
 
@@ -34,7 +34,7 @@ from trainer.kernel.errors import InvalidInput
 from trainer.kernel.spec.base import MAX_NAME_LENGTH, DnsName, StrictModel
 from trainer.kernel.spec.early_stop import EarlyStopSettings, trial_early_stop
 from trainer.kernel.spec.errors import problems_of
-from trainer.kernel.spec.parallel import MIN_PARALLEL
+from trainer.kernel.spec.parallel import parallel_problem
 from trainer.kernel.spec.sweep_axes import check_key, describe, numbers_as_numbers, set_dotted
 from trainer.kernel.spec.sweep_budget import trial_sweep_budget
 
@@ -58,7 +58,7 @@ class SweepFile(StrictModel):
     seeds: int = Field(default=1, ge=1, le=100)
     random: int | None = Field(default=None, ge=1)
     random_seed: int = Field(default=0, ge=0)
-    parallel: int | None = Field(default=None, ge=MIN_PARALLEL, le=256)  # the rule of trainer/kernel/spec/parallel.py
+    parallel: int | None = None  # the default of both backends, checked by the rule of trainer/kernel/spec/parallel.py
     early_stop: EarlyStopSettings | None = None
     # Dollars for the whole sweep: each trial pauses once the sweep's trials have cost this much together.
     max_cost: float | None = Field(default=None, gt=0)
@@ -68,6 +68,14 @@ class SweepFile(StrictModel):
     def _true_is_the_defaults(cls, value: Any) -> Any:
         """``early_stop: true`` is every default; ``false`` is none."""
         return {} if value is True else None if value is False else value
+
+    @field_validator("parallel")
+    @classmethod
+    def _parallel(cls, value: int | None) -> int | None:
+        problem = None if value is None else parallel_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     @model_serializer(mode="wrap")
     def _without_unset_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
