@@ -85,3 +85,16 @@ def test_list_of_finished_runs_imports_no_numpy(tmp_path: Path) -> None:
     assert "trainer.budget" in loaded  # it did read the run's result (tfcli.experiments.status.reported_state)
     assert [m for m in loaded if m.split(".")[0] == "numpy"] == []
     assert {"tfcli.runs.comparison", "tfcli.sweeps.aggregate", "trainer.rung_wait"} & set(loaded) == set()
+
+
+def test_list_of_experiments_and_a_sweep_imports_no_spec_model(tmp_path: Path) -> None:
+    """``experiment list`` reads the stored specs as plain data (``SpecView``): the experiment and sweep-file models
+    (pydantic, ~0.2 s of a 2-core machine) load where a spec is validated, not to list runs (issue 30)."""
+    _modules_after(["init", str(tmp_path)])
+    _modules_after(["experiment", "new", "-f", "cartpole-ppo", "-n", "one"], cwd=tmp_path)
+    sweep = ["experiment", "sweep", "-f", "cartpole-ppo", "-n", "sw", "--set", "agent.learning_rate=0.001,0.01"]
+    _modules_after([*sweep, "--seeds", "1", "--no-build"], cwd=tmp_path)
+    loaded = _modules_after(["experiment", "list"], cwd=tmp_path)
+    assert {"tfcli.experiments.store", "tfcli.sweeps.store"} <= set(loaded)  # it did read both
+    models = {"tfcli.spec.experiment", "tfcli.spec.sweep", "tfcli.spec.environment", "tfcli.spec.cluster"}
+    assert models & set(loaded) == set()

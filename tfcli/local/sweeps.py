@@ -20,11 +20,11 @@ from tfcli.experiments.status import ENDED_FOR_GOOD
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.local import experiments as local_experiments
 from tfcli.local.processes import RecordedProcess
-from tfcli.spec.sweep import SweepFile, Trial
 from tfcli.sweeps.status import SweepStatus
 from tfcli.sweeps.store import SweepDir, trial_dirs
 
 if TYPE_CHECKING:  # numpy: loaded where a sweep's numbers are computed, not for every `list`
+    from tfcli.spec.sweep import SweepFile, Trial  # the sweep file's models (pydantic): likewise
     from tfcli.sweeps.aggregate import Run
 
 QUEUE_MODULE = "tfcli.local.queue"

@@ -21,7 +21,6 @@ from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentDir
 from tfcli.runs.run import Run
-from tfcli.spec.experiment import MAX_BUDGET, budget_over_limit
 from trainer.budget import Budget
 
 FLAGS = {"total_timesteps": "--total-timesteps", "episodes": "--episodes"}
@@ -46,6 +45,8 @@ class ResumeOptions:
         return {key: value for key, value in given.items() if value is not None}
 
     def check(self) -> None:
+        from tfcli.spec.experiment import MAX_BUDGET, budget_over_limit  # the spec models: not for every `list`
+
         for key, value in self.budget.items():
             if value < 1:
                 raise InvalidInput(f"{FLAGS[key]}: at least 1, got {value}")

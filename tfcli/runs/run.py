@@ -9,14 +9,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tfcli.errors import InvalidInput
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.project import ProjectDir
-from tfcli.spec.sweep import Trial
 from tfcli.sweeps.store import SweepDir, get_sweep
+
+if TYPE_CHECKING:  # the sweep file's models (pydantic): not for every `list`
+    from tfcli.spec.sweep import Trial
 
 Kind = Literal["experiment", "sweep"]
 
