@@ -20,7 +20,6 @@ again in every worker, and those must not load TensorFlow.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import os
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer.compat import quiet_tensorflow_import
+from trainer.fast_exit import exit_now
 from trainer.kernel.errors import TfcliError, io_failure
 
 log = logging.getLogger("trainer")
@@ -208,26 +208,6 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {failure.message}", file=sys.stderr)
         return failure.exit_code
-
-
-def exit_now(code: int) -> None:
-    """End the process without the interpreter's teardown.
-
-    By the time ``main`` returns, everything the run writes is closed: result.json and the learning curve are
-    replaced atomically, the checkpoint has its COMPLETE marker, the TensorBoard writers and the agent are closed,
-    the environments and connections too. What is left is TensorFlow's teardown at interpreter exit (destroying
-    graphs, functions and thread pools), ~0.8 s of every run on a 2-core machine that the user and the supervisor
-    would wait for. So: flush the logs and standard streams, then ``os._exit``. Only the command line does this;
-    ``main`` called from Python returns as usual, and under a profiler or tracer (cProfile, coverage) the process
-    exits normally so that they write their data.
-    """
-    if sys.getprofile() is not None or sys.gettrace() is not None:
-        sys.exit(code)
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -81,4 +81,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from trainer.fast_exit import exit_now
+
+    exit_now(main())  # the picture is replaced atomically by then: the trainer need not wait for matplotlib's teardown

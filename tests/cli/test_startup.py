@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,60 @@ def test_list_of_finished_runs_imports_no_numpy(tmp_path: Path) -> None:
     assert "trainer.kernel.budget" in loaded  # it did read the run's result (tfcli.experiments.status.reported_state)
     assert [m for m in loaded if m.split(".")[0] == "numpy"] == []
     assert {"tfcli.runs.comparison", "tfcli.sweeps.aggregate", "trainer.rung_wait"} & set(loaded) == set()
+
+
+def test_list_of_experiments_and_a_sweep_imports_no_spec_model(tmp_path: Path) -> None:
+    """``experiment list`` reads the stored specs as plain data (``SpecView``): the experiment and sweep-file models
+    (pydantic, ~0.2 s of a 2-core machine) load where a spec is validated, not to list runs (issue 30)."""
+    _modules_after(["init", str(tmp_path)])
+    _modules_after(["experiment", "new", "-f", "cartpole-ppo", "-n", "one"], cwd=tmp_path)
+    sweep = ["experiment", "sweep", "-f", "cartpole-ppo", "-n", "sw", "--set", "agent.learning_rate=0.001,0.01"]
+    _modules_after([*sweep, "--seeds", "1", "--no-build"], cwd=tmp_path)
+    loaded = _modules_after(["experiment", "list"], cwd=tmp_path)
+    assert {"tfcli.experiments.store", "tfcli.sweeps.store"} <= set(loaded)  # it did read both
+    models = {
+        "trainer.kernel.spec.experiment",
+        "trainer.kernel.spec.sweep",
+        "trainer.kernel.spec.environment",
+        "trainer.kernel.spec.cluster",
+    }
+    assert models & set(loaded) == set()
+
+
+SUPERVISOR_PROBE = """
+import subprocess, sys
+from pathlib import Path
+import tfcli.local.supervisor
+
+class Launched(Exception):
+    pass
+
+def popen(command, **options):
+    models = ("trainer.kernel.spec.base", "trainer.kernel.spec.experiment", "trainer.kernel.spec.loader")
+    models += ("tfcli.project",)
+    loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core") or m in models)
+    print("COMMAND", " ".join(command[1:4]))
+    print("LOADED", loaded)
+    raise Launched
+
+tfcli.local.supervisor.subprocess.Popen = popen
+try:
+    tfcli.local.supervisor.supervise(Path(sys.argv[1]))
+except Launched:
+    pass
+"""
+
+
+def test_the_supervisor_starts_its_trainer_before_loading_a_spec_model(tmp_path: Path) -> None:
+    """The supervisor reads its run mode from the stored spec as plain data and starts the trainer with no pydantic
+    model loaded: validating the spec (~0.5 s) is the trainer's first step anyway, and the supervisor's own start-up
+    lies on the path to every run's first timestep (issue 30)."""
+    _modules_after(["init", str(tmp_path)])
+    _modules_after(["experiment", "new", "-f", "cartpole-ppo", "-n", "one"], cwd=tmp_path)
+    folder = tmp_path / "experiments" / "one"
+    env = {k: v for k, v in os.environ.items() if k != "TFCLI_WARM_TRAINER"}
+    result = subprocess.run(
+        [sys.executable, "-c", SUPERVISOR_PROBE, str(folder)], capture_output=True, text=True, env=env, check=True
+    )
+    assert "COMMAND -m trainer run" in result.stdout
+    assert "LOADED []" in result.stdout

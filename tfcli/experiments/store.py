@@ -20,21 +20,22 @@ from typing import TYPE_CHECKING, Any
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.spec_view import SpecView
 from tfcli.locking import exclusive
-from tfcli.project import ProjectDir
 from trainer.kernel.errors import InvalidInput, TfcliError
 from trainer.kernel.files import atomic_write_text
-from trainer.kernel.spec.base import check_dns_name
 from trainer.kernel.spec.documents import display_path, read_document
 from trainer.kernel.spec.suggest import did_you_mean
 from trainer.result_file import FILENAME as RESULT_FILE
 from trainer.result_file import read_result
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pydantic models: the supervisor reads an experiment's folder before any model is needed
+    from tfcli.project import ProjectDir
     from trainer.kernel.spec.experiment import Experiment
 
 
 def checked_name(name: str, what: str = "experiment") -> str:
     """A Kubernetes/DNS-safe name, or an ``InvalidInput`` saying how to fix it."""
+    from trainer.kernel.spec.base import check_dns_name
+
     try:
         return check_dns_name(name)
     except ValueError as error:
@@ -43,6 +44,8 @@ def checked_name(name: str, what: str = "experiment") -> str:
 
 def checked_flag(value: str, flag: str) -> str:
     """A DNS-safe name given with ``flag`` (``--cluster``), or an ``InvalidInput`` naming the flag."""
+    from trainer.kernel.spec.base import check_dns_name
+
     try:
         return check_dns_name(value)
     except ValueError as error:

@@ -6,8 +6,10 @@ running trials. Either can be resumed later from its checkpoints.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import subprocess
 import time
 
 from tfcli.experiments.progress import ProgressReader
@@ -19,6 +21,13 @@ from trainer.kernel.spec.outcomes import EXIT_PAUSED
 POLL_SECONDS = 0.5
 
 
+def wait_a_tick(process: subprocess.Popen[bytes]) -> None:
+    """Wait :data:`POLL_SECONDS` or until ``process`` exits, whichever comes first: the follower notices the end of
+    the run at once rather than up to a tick later (a tick adds straight to the wall time of a short run)."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=POLL_SECONDS)
+
+
 def follow_experiment(started: Started, watcher: Watcher) -> Ended:
     """Report progress until the supervisor exits; the first Ctrl-C pauses the run (checkpoint)."""
     experiment = started.run.experiment()
@@ -28,7 +37,7 @@ def follow_experiment(started: Started, watcher: Watcher) -> Ended:
     interrupted = False
     while process.poll() is None:
         try:
-            time.sleep(POLL_SECONDS)
+            wait_a_tick(process)
             reader.read()
             watcher.progress(reader.timesteps, reader.episodes, reader.mean_return)
         except KeyboardInterrupt:

@@ -19,10 +19,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from tfcli.experiments.record import RunRecord
-from tfcli.experiments.store import RunFolder
 from trainer.kernel.errors import TfcliError
+
+if TYPE_CHECKING:  # the project's models: not for a supervisor starting its trainer
+    from tfcli.experiments.store import RunFolder
 
 
 def now() -> str:

@@ -24,10 +24,10 @@ from tfcli.sweeps.store import SweepDir, trial_dirs
 from trainer.kernel.errors import TfcliError
 from trainer.kernel.spec.documents import display_path
 from trainer.kernel.spec.parallel import resolved_parallel
-from trainer.kernel.spec.sweep import SweepFile, Trial
 
 if TYPE_CHECKING:  # numpy: loaded where a sweep's numbers are computed, not for every `list`
     from tfcli.sweeps.aggregate import Run
+    from trainer.kernel.spec.sweep import SweepFile, Trial  # the sweep file's models (pydantic): likewise
 
 QUEUE_MODULE = "tfcli.local.queue"
 STOP_TIMEOUT = 180.0

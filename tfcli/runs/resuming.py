@@ -22,7 +22,6 @@ from tfcli.experiments.store import ExperimentDir
 from tfcli.runs.run import Run
 from trainer.kernel.budget import Budget
 from trainer.kernel.errors import InvalidInput, TfcliError
-from trainer.kernel.spec.experiment import MAX_BUDGET, budget_over_limit
 
 FLAGS = {"total_timesteps": "--total-timesteps", "episodes": "--episodes"}
 UNITS = {"total_timesteps": "timesteps", "episodes": "episodes"}
@@ -46,6 +45,11 @@ class ResumeOptions:
         return {key: value for key, value in given.items() if value is not None}
 
     def check(self) -> None:
+        from trainer.kernel.spec.experiment import (  # the spec models: not for every `list`
+            MAX_BUDGET,
+            budget_over_limit,
+        )
+
         for key, value in self.budget.items():
             if value < 1:
                 raise InvalidInput(f"{FLAGS[key]}: at least 1, got {value}")

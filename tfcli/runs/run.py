@@ -9,14 +9,16 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.project import ProjectDir
 from tfcli.sweeps.store import SweepDir, get_sweep
 from trainer.kernel.errors import InvalidInput
-from trainer.kernel.spec.sweep import Trial
+
+if TYPE_CHECKING:  # the sweep file's models (pydantic): not for every `list`
+    from trainer.kernel.spec.sweep import Trial
 
 Kind = Literal["experiment", "sweep"]
 

@@ -11,12 +11,14 @@ difference naming the trial, the key, both values and the way out.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainer.kernel.errors import InvalidInput
 from trainer.kernel.spec.documents import display_path, read_document
-from trainer.kernel.spec.sweep import Trial
 from trainer.kernel.spec.sweep_axes import get_dotted
+
+if TYPE_CHECKING:  # the sweep file's models (pydantic): not for every `list`
+    from trainer.kernel.spec.sweep import Trial
 
 _MISSING = object()
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfcli.experiments.status import Status
-from trainer.kernel.spec.sweep import Trial
+
+if TYPE_CHECKING:  # the sweep file's models (pydantic): `list` reads statuses, not sweep files
+    from trainer.kernel.spec.sweep import Trial
 
 
 @dataclass(frozen=True)

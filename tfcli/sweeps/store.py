@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -15,7 +16,9 @@ from tfcli.sweeps.labels import refuse_relabelled
 from trainer.kernel.errors import InvalidInput
 from trainer.kernel.spec.documents import display_path, read_document
 from trainer.kernel.spec.suggest import did_you_mean
-from trainer.kernel.spec.sweep import SweepFile, Trial, expand, grid_size, read_sweep_file, trial_name
+
+if TYPE_CHECKING:  # the sweep file's models (pydantic) load where a sweep file is read, not for every `list`
+    from trainer.kernel.spec.sweep import SweepFile, Trial
 
 
 @dataclass(frozen=True)
@@ -33,11 +36,15 @@ class SweepDir(RunFolder):
 
     def definition(self) -> SweepFile:
         """The stored sweep (its ``base`` the resolved spec as a mapping)."""
+        from trainer.kernel.spec.sweep import read_sweep_file
+
         return read_sweep_file(read_document(self.sweep_file), display_path(self.sweep_file))
 
     def trials(self) -> list[Trial]:
         """The trials ``sweep.yaml`` expands to; refused when it no longer says what they were made with
         (:mod:`tfcli.sweeps.labels`: a hand-edited file would relabel their results)."""
+        from trainer.kernel.spec.sweep import expand
+
         sweep = self.definition()
         assert isinstance(sweep.base, dict)
         shown = display_path(self.sweep_file)
@@ -85,6 +92,8 @@ def refuse_clash(store: ExperimentStore, sweep: SweepFile) -> None:
     """Names are unique across experiments, sweeps and trials, both ways: a sweep's folder is no experiment's, its
     trials' names are no other sweep's folder and no experiment's but its own trials', and it is no other sweep's
     trial (two queues would otherwise share folders and overwrite each other's ``run.json``)."""
+    from trainer.kernel.spec.sweep import grid_size, trial_name
+
     owner = store.sweep_owning(sweep.name)
     if owner:
         raise InvalidInput(f"-n/name: '{sweep.name}' is a name of sweep '{owner}''s trials; pick another sweep name")

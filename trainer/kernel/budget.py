@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trainer.kernel.spec import Experiment
 from trainer.kernel.state import RunState
+
+if TYPE_CHECKING:  # the spec models (pydantic): `list` reads a budget from plain data (SpecView), not a model
+    from trainer.kernel.spec import Experiment
 
 
 @dataclass(frozen=True)
