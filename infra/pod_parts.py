@@ -17,10 +17,12 @@ from infra.code_bundle import MOUNT as CODE_MOUNT
 from tfcli.spec import Experiment, to_yaml
 from tfcli.spec.early_stop import METADATA_TTL_SECONDS
 from tfcli.spec.outcomes import EXIT_COST_LIMIT, EXIT_INVALID, EXIT_PAUSED
+from trainer.budget import START_ALLOWANCE_SECONDS
 
 RUN_AS_USER = 1000
 GRACE_SECONDS = 120
 HOURLY_PRICE_ENV = "TFCLI_HOURLY_PRICE"  # the run's $/hour, for the trainer's max_cost (infra/run_price.py)
+START_ALLOWANCE_ENV = "TFCLI_START_ALLOWANCE_SECONDS"  # node time per start max_cost counts (trainer/budget.py)
 GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 # The results volume's gcsfuse options (the CSI driver passes ``mountOptions`` to gcsfuse; a config-file key is
 # written ``section:key:value``, GKE docs "Cloud Storage FUSE CSI driver: mount options"). The metadata cache TTL is
@@ -155,9 +157,14 @@ def token_env(ctx: ManifestContext) -> list[dict[str, Any]]:
 
 
 def price_env(ctx: ManifestContext) -> list[dict[str, Any]]:
+    """The learner's price and, with it, the node time per start that ``max_cost`` counts beside training time (the
+    kernel's one figure, trainer/budget.py): a run on GKE starts and leaves a node each time its pod starts."""
     if ctx.hourly_price is None:
         return []
-    return [{"name": HOURLY_PRICE_ENV, "value": f"{ctx.hourly_price:.4f}"}]
+    return [
+        {"name": HOURLY_PRICE_ENV, "value": f"{ctx.hourly_price:.4f}"},
+        {"name": START_ALLOWANCE_ENV, "value": str(START_ALLOWANCE_SECONDS)},
+    ]
 
 
 SPEC_MOUNT = {"name": "spec", "mountPath": naming.SPEC_DIR, "readOnly": True}
