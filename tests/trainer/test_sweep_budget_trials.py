@@ -140,3 +140,22 @@ def test_a_siblings_node_time_counts_for_each_of_its_starts(tmp_path: Path) -> N
     spend = SweepSpend(budget, f"{SWEEP}-1", own, PRICE, allowance_seconds=5.0)
     assert spend.siblings_usd(now=0.0) == pytest.approx(21.0 * 0.2)  # 6 s + 3 x 5 s at 20 cents a second
     assert SweepSpend(budget, f"{SWEEP}-1", own, PRICE).siblings_usd(now=0.0) == pytest.approx(1.2)  # a local sweep
+
+
+def test_a_trial_whose_own_node_time_spent_the_sweep_ends_before_it_builds_keeping_its_starts(tmp_path: Path) -> None:
+    """``sweep_spent`` counts the trial's own folder as its siblings' are: 1 s of training over 2 starts at 10 s of
+    node time each is 21 s, $4.20 at 20 cents a second: past a $4 sweep, where its training alone ($0.20) is not.
+    The paused ``result.json`` keeps the counters, ``starts`` too."""
+    from trainer.hooks.cost_limit import sweep_spent
+
+    output = tmp_path / f"{SWEEP}-1" / "results"
+    output.mkdir(parents=True)
+    previous = {"status": "paused", "timesteps": 40, "episodes": 2, "wall_seconds": 1.0, "timesteps_per_second": 40.0,
+                "mean_return_last_100": 20.0, "updates": 1, "starts": 2}  # fmt: skip
+    (output / "result.json").write_text(json.dumps(previous))
+    budget = SweepBudget(sweep=SWEEP, trials=3, max_cost=4.0)
+    assert sweep_spent(output, budget, f"{SWEEP}-1", PRICE) is None  # no allowance (a local sweep): $0.20
+    ended = sweep_spent(output, budget, f"{SWEEP}-1", PRICE, allowance_seconds=10.0)
+    assert ended is not None and ended.reason is not None and ended.reason.startswith("max_cost reached ($4.20 of $4")
+    written = json.loads((output / "result.json").read_text())
+    assert written["status"] == "paused" and written["starts"] == 2 and written["timesteps"] == 40
