@@ -14,6 +14,7 @@ from infra import naming
 from infra.code_bundle import ARGS as CODE_ARGS
 from infra.code_bundle import CODE_DIGEST, CodeBundle
 from infra.code_bundle import MOUNT as CODE_MOUNT
+from trainer.kernel.budget import START_ALLOWANCE_SECONDS
 from trainer.kernel.spec import Experiment, to_yaml
 from trainer.kernel.spec.early_stop import METADATA_TTL_SECONDS
 from trainer.kernel.spec.outcomes import EXIT_COST_LIMIT, EXIT_INVALID, EXIT_PAUSED
@@ -21,6 +22,7 @@ from trainer.kernel.spec.outcomes import EXIT_COST_LIMIT, EXIT_INVALID, EXIT_PAU
 RUN_AS_USER = 1000
 GRACE_SECONDS = 120
 HOURLY_PRICE_ENV = "TFCLI_HOURLY_PRICE"  # the run's $/hour, for the trainer's max_cost (infra/run_price.py)
+START_ALLOWANCE_ENV = "TFCLI_START_ALLOWANCE_SECONDS"  # node time per start max_cost counts (trainer/kernel/budget.py)
 GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 # The results volume's gcsfuse options (the CSI driver passes ``mountOptions`` to gcsfuse; a config-file key is
 # written ``section:key:value``, GKE docs "Cloud Storage FUSE CSI driver: mount options"). The metadata cache TTL is
@@ -155,9 +157,14 @@ def token_env(ctx: ManifestContext) -> list[dict[str, Any]]:
 
 
 def price_env(ctx: ManifestContext) -> list[dict[str, Any]]:
+    """The learner's price and, with it, the node time per start that ``max_cost`` counts beside training time (the
+    kernel's one figure, trainer/kernel/budget.py): a run on GKE starts and leaves a node each time its pod starts."""
     if ctx.hourly_price is None:
         return []
-    return [{"name": HOURLY_PRICE_ENV, "value": f"{ctx.hourly_price:.4f}"}]
+    return [
+        {"name": HOURLY_PRICE_ENV, "value": f"{ctx.hourly_price:.4f}"},
+        {"name": START_ALLOWANCE_ENV, "value": str(START_ALLOWANCE_SECONDS)},
+    ]
 
 
 SPEC_MOUNT = {"name": "spec", "mountPath": naming.SPEC_DIR, "readOnly": True}

@@ -109,8 +109,8 @@ def _run(arguments: argparse.Namespace) -> int:
         return ended.exit_code
     from trainer.hooks.cost_limit import sweep_spent
 
-    hourly_price = _hourly_price()
-    spent = sweep_spent(arguments.output, experiment.sweep_budget, experiment.name, hourly_price)
+    hourly_price, allowance = _price_and_allowance()
+    spent = sweep_spent(arguments.output, experiment.sweep_budget, experiment.name, hourly_price, allowance)
     if spent is not None:  # the sweep's budget ran out before this trial's turn: paused, not built
         log.warning("%s; raise the sweep's max_cost and resume it to continue", spent.reason)
         return spent.exit_code_of(trial=arguments.output_parent is not None)
@@ -122,6 +122,7 @@ def _run(arguments: argparse.Namespace) -> int:
         environments=arguments.environments,
         token=os.environ.get(TOKEN_VARIABLE),
         hourly_price=hourly_price,
+        start_allowance_seconds=allowance,
         publish_seconds=_publish_seconds(),
     )
     from trainer.run import run
@@ -136,11 +137,18 @@ def _run(arguments: argparse.Namespace) -> int:
     return result.exit_code_of(trial=arguments.output_parent is not None)  # a GKE sweep's slot
 
 
-def _hourly_price() -> float | None:
-    from trainer.hooks.cost_limit import HOURLY_PRICE_VARIABLE, parse_hourly_price
+def _price_and_allowance() -> tuple[float | None, float]:
+    """The run's price and node-time allowance per start, as the stack handed them (docs/design.md §6.5)."""
+    from trainer.hooks.cost_limit import (
+        HOURLY_PRICE_VARIABLE,
+        START_ALLOWANCE_VARIABLE,
+        parse_hourly_price,
+        parse_start_allowance,
+    )
 
     try:
-        return parse_hourly_price(os.environ.get(HOURLY_PRICE_VARIABLE))
+        price = parse_hourly_price(os.environ.get(HOURLY_PRICE_VARIABLE))
+        return price, parse_start_allowance(os.environ.get(START_ALLOWANCE_VARIABLE))
     except ValueError as error:
         from trainer.kernel.errors import InvalidInput
 

@@ -112,6 +112,7 @@ def _step(
                     length=episodes.lengths[index],
                     wall_seconds=state.wall_seconds,
                     episode_return=episodes.returns[index],
+                    start=state.starts,
                 )
             )
         terminals.append(terminal)

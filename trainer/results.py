@@ -5,7 +5,8 @@ exit 143 — or by the experiment's ``max_cost``, exit 3, see :mod:`trainer.hook
 "pruned" (a trial of an early-stopped sweep stopped itself at a rung, after a checkpoint; exit 0, ``reason`` says
 why: :mod:`trainer.hooks.early_stop`) or "failed" (with ``error``; exit 1, or 2 when the input was at fault). The
 numbers cover the whole run, resumed segments included; ``timesteps_per_second`` is timesteps over training wall
-time.
+time; ``starts`` counts the trainer's starts on the run (what ``max_cost`` adds node time for,
+trainer/kernel/budget.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from trainer.kernel.budget import starts_seen
 from trainer.kernel.files import atomic_write_json
 from trainer.kernel.spec.outcomes import EXIT_COMPLETED, EXIT_COST_LIMIT, EXIT_FAILED, EXIT_PAUSED, paused_at_cost_limit
 from trainer.kernel.state import RunState
@@ -38,6 +40,7 @@ class Result:
     timesteps_per_second: float
     mean_return_last_100: float | None
     updates: int
+    starts: int = 0  # times the trainer started on the run (each a node's start-up and scale-down on GKE)
     error: str | None = None
     reason: str | None = (
         None  # why a paused run stopped (the signal's name, "max_cost reached ($X of $Y)") or was pruned
@@ -54,6 +57,7 @@ class Result:
             timesteps_per_second=round(state.timesteps / wall, 2) if wall > 0 else 0.0,
             mean_return_last_100=None if state.mean_recent_return is None else round(state.mean_recent_return, 4),
             updates=state.updates,
+            starts=state.starts,
             error=error,
             reason=reason,
         )
@@ -93,7 +97,8 @@ class Result:
         previous = read_result(output)
         try:
             kept = {name: previous[name] for name in _COUNTS}
-            return cls(status=status, error=error, reason=reason, **kept)
+            starts = starts_seen(previous.get("starts"), 0.0)  # kept where the previous result counted them
+            return cls(status=status, error=error, reason=reason, starts=starts, **kept)
         except (KeyError, TypeError):  # none yet (or unreadable, or without the counts): nothing to keep
             return cls.of(status, RunState(), error=error, reason=reason)
 

@@ -99,6 +99,7 @@ def _run(config: RunConfig, painter: CurvePainter) -> Result:
             state = RunState.resumed(checkpoint.state, [episode.episode_return for episode in kept])
         else:
             rewind(output / PROGRESS, 0)
+        state.starts += 1  # this start: max_cost counts node time per start (trainer/kernel/budget.py)
         restored = True
         log.info(
             "%s: %s, %d environment(s), budget %s (%s left)",
@@ -119,9 +120,7 @@ def _run(config: RunConfig, painter: CurvePainter) -> Result:
             HParamsSession(output / "summaries" / "hparams", experiment, output / PROGRESS),
             reporter(budget, experiment.summary_frequency, state, progress_bar=config.progress_bar),
         ]
-        limit = cost_limit(
-            experiment.max_cost, experiment.sweep_budget, experiment.name, output, config.hourly_price, stop
-        )
+        limit = cost_limit(experiment, output, config.hourly_price, config.start_allowance_seconds, stop)
         if limit is not None:
             hook_list.append(limit)
             limit.check(state)  # a resumed run may have reached it already

@@ -79,6 +79,10 @@ def test_plan_lists_resources_and_the_hourly_cost_with_a_placeholder_project(pro
     ):
         assert text in stdout
     assert "learner nodes are on-demand; as spot: $" in stdout
+    # the node time max_cost adds per start, its own line (trainer/kernel/budget.py's allowance at the run's price)
+    assert "max_cost also counts node time: 20 min per start of the run (10 min node start-up and image pull, " in (
+        " ".join(stdout.split())
+    )
 
 
 def test_plan_json_and_spot_vs_on_demand(project: Path) -> None:
@@ -101,6 +105,10 @@ def test_plan_json_and_spot_vs_on_demand(project: Path) -> None:
     assert cost["other_learner_pricing"]["learner_spot"] is False
     assert cost["other_learner_pricing"]["usd_per_hour"] > cost["usd_per_hour"] > 0
     assert any("(spot)" in line["item"] and "nvidia-tesla-t4" in line["item"] for line in cost["lines"])
+    # own cluster: the run's price is the plan's running price; a start adds 20 min of it
+    allowance = data["start_allowance"]
+    assert allowance["seconds"] == 1200 and allowance["usd_per_hour"] == pytest.approx(cost["usd_per_hour"], abs=1e-4)
+    assert allowance["usd"] == pytest.approx(cost["usd_per_hour"] / 3, abs=1e-3)
 
 
 def test_plan_from_a_spec_on_a_shared_cluster(project: Path) -> None:

@@ -326,18 +326,46 @@ def test_logs_of_an_env_worker(deployed: Cluster, auth_plugin: Path) -> None:
 
 
 def test_the_max_cost_warning_counts_what_the_trainer_counts(deployed: Cluster, auth_plugin: Path, gcs: Any) -> None:
-    """The learner was handed $0.50/h (``TFCLI_HOURLY_PRICE``) and has trained 1.7 h: the trainer counts $0.85 of
-    max_cost $1, so `status` warns from that figure (85 %), not from the nodes' $0.64 (64 %), which it still shows."""
+    """The learner was handed $0.50/h (``TFCLI_HOURLY_PRICE``) and 20 min of node time per start
+    (``TFCLI_START_ALLOWANCE_SECONDS``), and has trained 1.1 h over 2 starts (the last episode's ``start``): the
+    trainer counts 0.5 x (1.1 + 2 x 1/3) = $0.88 of max_cost $1, so `status` warns from that figure (88 %) — not from
+    the training time alone ($0.55), nor from the nodes' $0.64 (64 %), which it still shows."""
+    for pod in deployed.namespaces["tfcli-si1"]["pods"]:
+        if pod["metadata"]["labels"].get("app.kubernetes.io/component") == "learner":
+            for container in pod["spec"]["containers"]:
+                container["env"] = [
+                    {"name": "TFCLI_HOURLY_PRICE", "value": "0.5"},
+                    {"name": "TFCLI_START_ALLOWANCE_SECONDS", "value": "1200"},
+                ]
+    line = {"worker": 0, "episode": 1, "timesteps": 500, "return": 1.0, "length": 500, "wall_seconds": 1.1 * 3600}
+    blob = gcs.bucket("tfcli-si1-96f4ee46").blob("si1/progress.jsonl")
+    blob.upload_from_string(json.dumps(line | {"start": 2}) + "\n")
+    data = json.loads(runner.invoke(app, ["experiment", "status", "-e", "si1", "--json"]).stdout)
+    cost = data["cost"]
+    assert data["starts"] == 2 and cost["starts"] == 2 and cost["start_allowance_seconds"] == 1200
+    assert cost["hourly_price"] == 0.5 and cost["counted_usd"] == pytest.approx(0.5 * (1.1 + 2 / 3), abs=1e-4)
+    assert cost["node_time_usd"] == pytest.approx(0.5 * 2 / 3, abs=1e-4)
+    assert cost["usd"] < 0.8  # the nodes' cost alone would not warn
+    shown = runner.invoke(app, ["experiment", "status", "-e", "si1"])
+    assert "counted against max_cost: $0.88 (the run's $0.5000/h x its training wall time and node time)" in (
+        shown.stdout
+    )
+    assert "node time (start-up, image pull, scale-down): 2 start(s) x 20 min, $0.33" in shown.stdout
+    assert "si1: cost $0.88 is 88% of max_cost $1.00" in shown.stderr
+
+
+def test_without_a_handed_allowance_status_counts_training_time_only(
+    deployed: Cluster, auth_plugin: Path, gcs: Any
+) -> None:
+    """A learner of a stack from before the allowance has a price and no ``TFCLI_START_ALLOWANCE_SECONDS``: its
+    trainer counts training time alone, and so does `status` (no node-time line)."""
     for pod in deployed.namespaces["tfcli-si1"]["pods"]:
         if pod["metadata"]["labels"].get("app.kubernetes.io/component") == "learner":
             for container in pod["spec"]["containers"]:
                 container["env"] = [{"name": "TFCLI_HOURLY_PRICE", "value": "0.5"}]
     line = {"worker": 0, "episode": 1, "timesteps": 500, "return": 1.0, "length": 500, "wall_seconds": 1.7 * 3600}
-    blob = gcs.bucket("tfcli-si1-96f4ee46").blob("si1/progress.jsonl")
-    blob.upload_from_string(json.dumps(line) + "\n")
+    gcs.bucket("tfcli-si1-96f4ee46").blob("si1/progress.jsonl").upload_from_string(json.dumps(line) + "\n")
     data = json.loads(runner.invoke(app, ["experiment", "status", "-e", "si1", "--json"]).stdout)
-    assert data["cost"]["hourly_price"] == 0.5 and data["cost"]["counted_usd"] == pytest.approx(0.85)
-    assert data["cost"]["usd"] < 0.8  # the nodes' cost alone would not warn
-    shown = runner.invoke(app, ["experiment", "status", "-e", "si1"])
-    assert "counted against max_cost: $0.85 (the run's $0.5000/h x its training wall time)" in shown.stdout
-    assert "si1: cost $0.85 is 85% of max_cost $1.00" in shown.stderr
+    assert data["cost"]["counted_usd"] == pytest.approx(0.85) and data["cost"]["node_time_usd"] == 0.0
+    assert data["starts"] == 1  # a log from before the count: it has trained, so it started once
+    assert "node time (start-up" not in runner.invoke(app, ["experiment", "status", "-e", "si1"]).stdout

@@ -157,6 +157,10 @@ def test_plan_s_shows_the_price_per_trial_hour(lab: Path) -> None:
     assert data["parallelism"] == 4
     code, text, _ = invoke("experiment", "plan", "-s", "cartpole-lr")
     assert f"per trial: ${data['trial_usd_per_hour']:,.2f}/h" in text
+    # each trial start's node time, at its share of the price (trainer/kernel/budget.py's 20 min)
+    allowance = data["start_allowance"]
+    assert allowance["usd_per_hour"] == data["trial_usd_per_hour"] and allowance["seconds"] == 1200
+    assert "20 min per start of a trial" in text and f"${allowance['usd']:,.2f} a start" in " ".join(text.split())
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import yaml
 from infra_testkit import containers, experiment, jobs, plan_for, stack_config
 
 from infra.manifests import build_manifests, context_for
-from infra.pod_parts import EXIT_COST_LIMIT, HOURLY_PRICE_ENV
+from infra.pod_parts import EXIT_COST_LIMIT, HOURLY_PRICE_ENV, START_ALLOWANCE_ENV
 from infra.run_price import run_hourly_price
 
 DISK_HOUR = 0.10 / 730  # pd-balanced, $ per GB-hour
@@ -39,6 +39,7 @@ def learner_env(shared: bool, **spec: object) -> dict[str, str]:
 def test_the_learner_gets_its_runs_hourly_price_with_max_cost(shared: bool, price: float) -> None:
     env = learner_env(shared, max_cost=50)
     assert float(env[HOURLY_PRICE_ENV]) == pytest.approx(price, abs=1e-4)
+    assert env[START_ALLOWANCE_ENV] == "1200"  # and the node time per start max_cost counts (trainer/kernel/budget.py)
     assert run_hourly_price(experiment("space-invaders-dqn", max_cost=50), shared_cluster=shared) == pytest.approx(
         price, abs=1e-4
     )
@@ -63,7 +64,7 @@ def test_a_single_mode_run_holds_no_worker_nodes(shared: bool, price: float) -> 
 
 def test_without_max_cost_the_learner_gets_no_price() -> None:
     """A new price table then changes no Job (which would restart a running learner)."""
-    assert HOURLY_PRICE_ENV not in learner_env(False)
+    assert HOURLY_PRICE_ENV not in learner_env(False) and START_ALLOWANCE_ENV not in learner_env(False)
     assert run_hourly_price(experiment("space-invaders-dqn"), shared_cluster=False) is None
 
 
@@ -127,6 +128,7 @@ def test_each_trial_of_a_gke_sweep_with_max_cost_gets_its_share_of_the_price(sha
     assert per_node == 3
     price = E2_8_NODE / per_node + (0 if shared else (CPU_NODE + 0.10) / per_node)
     assert float(trial_env(job)[HOURLY_PRICE_ENV]) == pytest.approx(price, abs=1e-4)
+    assert trial_env(job)[START_ALLOWANCE_ENV] == "1200"  # each trial start counts its node time too
     other = sweep_job("max_cost=0.5", parallelism=1, shared=shared)
     assert trial_env(other)[HOURLY_PRICE_ENV] == trial_env(job)[HOURLY_PRICE_ENV]
     assert other["metadata"]["name"] != job["metadata"]["name"]

@@ -93,3 +93,57 @@ def test_counted_usd_is_price_times_hours_never_below_zero() -> None:
     assert counted_usd(720.0, 5.0) == pytest.approx(1.0)
     assert counted_usd(3.6, 1000.0) == pytest.approx(1.0)
     assert counted_usd(720.0, -5.0) == 0.0
+
+
+def test_node_time_is_a_stated_allowance_per_start_start_up_and_scale_down() -> None:
+    from trainer.kernel.budget import NODE_START_SECONDS, SCALE_DOWN_SECONDS, START_ALLOWANCE_SECONDS
+
+    assert SCALE_DOWN_SECONDS == 600  # the cluster autoscaler's: a node unneeded for more than 10 minutes goes
+    assert NODE_START_SECONDS == 600
+    assert START_ALLOWANCE_SECONDS == NODE_START_SECONDS + SCALE_DOWN_SECONDS == 1200
+
+
+def test_billed_seconds_add_the_allowance_for_each_start_and_never_go_below_zero() -> None:
+    from trainer.kernel.budget import billed_seconds
+
+    assert billed_seconds(100.0, 0, 1200.0) == 100.0
+    assert billed_seconds(100.0, 1, 1200.0) == 1300.0
+    assert billed_seconds(100.0, 3, 1200.0) == 3700.0
+    assert billed_seconds(100.0, 3, 0.0) == 100.0  # a local run: no node starts for it
+    assert billed_seconds(-5.0, 2, 10.0) == 20.0
+    assert billed_seconds(7.0, -2, 10.0) == 7.0
+    assert billed_seconds(7.0, 2, -10.0) == 7.0
+
+
+def test_counted_usd_moves_by_exactly_the_allowance_per_start() -> None:
+    from trainer.kernel.budget import counted_usd
+
+    assert counted_usd(720.0, 5.0, 1, 0.0) == pytest.approx(1.0)
+    assert counted_usd(720.0, 5.0, 1, 5.0) == pytest.approx(2.0)  # one start: 5 s more at 20 cents a second
+    assert counted_usd(720.0, 5.0, 2, 5.0) == pytest.approx(3.0)
+    assert counted_usd(3.6, 0.0, 1, 1200.0) == pytest.approx(1.2)  # plan's line: one start's node time
+    assert counted_usd(720.0, 5.0) == counted_usd(720.0, 5.0, 4)  # no allowance: starts add nothing
+    assert counted_usd(720.0, 5.0, allowance_seconds=5.0) == pytest.approx(1.0)  # no start: no node time
+
+
+@pytest.mark.parametrize(
+    ("recorded", "trained", "seen"),
+    [
+        (3, 10.0, 3),  # the count a file records
+        (3, 0.0, 3),
+        (None, 10.0, 1),  # a file from before the count: it trained, so it started once
+        (None, 0.5, 1),
+        (0, 10.0, 1),
+        (None, 0.0, 0),  # nothing trained, nothing recorded: no start seen
+        (0, 0.0, 0),
+        (-2, 0.0, 0),
+        (True, 0.0, 0),  # not a count
+        ("2", 0.0, 0),
+        (2.0, 0.0, 0),
+        (1, 0.0, 1),
+    ],
+)
+def test_starts_seen_by_a_reader(recorded: object, trained: float, seen: int) -> None:
+    from trainer.kernel.budget import starts_seen
+
+    assert starts_seen(recorded, trained) == seen

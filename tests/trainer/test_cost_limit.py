@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from trainer_testkit import complete_checkpoints, finish, read_progress, read_result, trainer_process
 
-from trainer.hooks.cost_limit import CostLimit, cost_limit_reason, parse_hourly_price
+from trainer.hooks.cost_limit import CostLimit, cost_limit_reason, parse_hourly_price, parse_start_allowance
 from trainer.kernel.spec.outcomes import EXIT_COST_LIMIT
 from trainer.kernel.state import RunState
 from trainer.results import TRIAL_COST_LIMIT_EXIT_CODE
@@ -58,13 +58,15 @@ def test_the_run_pauses_itself_at_max_cost_and_counts_resumed_time(
     assert again["status"] == "paused" and again["timesteps"] == first["timesteps"]
     assert dollars(again["reason"])[1] == 1.0
 
-    # A higher limit continues from the checkpoint until the new limit.
-    spec = spec_file(total_timesteps=BUDGET, max_cost=2.0, saver_frequency="1000000t")
+    # A higher limit continues from the checkpoint until the new limit: $1 over what the checkpoint counts (the first
+    # step's TensorFlow tracing alone can take 15-35 s on a busy machine, past a fixed $2).
+    raised = round(complete_checkpoints(output)[-1]["wall_seconds"] * PRICE / 3600 + 1.0, 2)
+    spec = spec_file(total_timesteps=BUDGET, max_cost=raised, saver_frequency="1000000t")
     code, stderr = run_with_price(spec, output)
     assert code == EXIT_COST_LIMIT, stderr
     last = read_result(output)
     accrued, limit = dollars(last["reason"])
-    assert limit == 2.0 and accrued >= 2.0
+    assert limit == raised and accrued >= raised
     assert last["timesteps"] > first["timesteps"]
     episodes = read_progress(output)
     assert [line["episode"] for line in episodes] == list(range(1, len(episodes) + 1))  # none listed twice
@@ -86,6 +88,41 @@ def test_a_sweeps_trial_at_max_cost_exits_0_so_its_job_index_is_not_failed(
     result = read_result(output)
     assert result["status"] == "paused" and result["reason"].startswith("max_cost reached ($")
     assert complete_checkpoints(output)[-1]["timesteps"] == result["timesteps"]
+
+
+def test_node_time_per_start_moves_the_pause_earlier_and_result_json_counts_the_starts(
+    tmp_path: Path, spec_file: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """60 s of node time per start (``TFCLI_START_ALLOWANCE_SECONDS``, what the stack hands a GKE learner) at 20
+    cents a second: a max_cost of $24 leaves 60 s of training, not the 120 s a run without the allowance trains (60 s:
+    longer than the first step's TensorFlow tracing, which took 36 s on a busy machine). Started again, the second
+    start adds its own 60 s: the checkpoint's 60 s plus 2 x 60 s are past the limit at once."""
+    allowance, max_cost, rate = 60.0, 24.0, PRICE / 3600
+    monkeypatch.setenv("TFCLI_HOURLY_PRICE", str(PRICE))
+    monkeypatch.setenv("TFCLI_START_ALLOWANCE_SECONDS", str(allowance))
+    output = tmp_path / "out"
+    spec = spec_file(total_timesteps=BUDGET, max_cost=max_cost, saver_frequency="1000000t")
+
+    code, stderr = run_with_price(spec, output)
+    assert code == EXIT_COST_LIMIT, stderr
+    first = read_result(output)
+    assert first["status"] == "paused" and first["starts"] == 1
+    accrued, limit = dollars(first["reason"])
+    assert limit == max_cost and accrued >= max_cost
+    trained_at_stop = accrued / rate - allowance  # the reason's dollars less one start's node time
+    assert trained_at_stop <= first["wall_seconds"] < accrued / rate  # the reason counts more than training time
+    assert trained_at_stop * rate < max_cost, first  # ... where training time alone had not: the allowance paused it
+    episodes = read_progress(output)
+    assert episodes and max(line["wall_seconds"] for line in episodes) < max_cost / rate
+    assert {line["start"] for line in episodes} == {1}  # each episode names the start that trained it
+    checkpoint = complete_checkpoints(output)[-1]
+    assert checkpoint["starts"] == 1
+
+    code, stderr = run_with_price(spec, output)
+    assert code == EXIT_COST_LIMIT, stderr
+    again = read_result(output)
+    assert again["starts"] == 2 and again["timesteps"] == first["timesteps"], again
+    assert dollars(again["reason"])[0] >= (checkpoint["wall_seconds"] + 2 * allowance) * rate - 0.005
 
 
 def test_without_a_price_max_cost_does_not_stop_the_run(tmp_path: Path, spec_file: Any) -> None:
@@ -114,6 +151,26 @@ def test_accrued_cost_is_price_times_all_segments_wall_time() -> None:
     assert not stop.requested
     CostLimit(3.0, 4.0, stop).check(state)
     assert stop.requested and stop.reason == cost_limit_reason(3.0, 3.0) == "max_cost reached ($3.00 of $3.00)"
+
+
+def test_accrued_cost_adds_node_time_for_each_start() -> None:
+    state = RunState(earlier_wall_seconds=1800.0, starts=2)  # half an hour of training over two starts
+    state.started -= 900.0
+    stop = StopRequest()
+    limit = CostLimit(max_cost=10.0, hourly_price=4.0, stop=stop, allowance_seconds=1200.0)
+    assert limit.accrued(state) == pytest.approx(4.0 * (2700 + 2 * 1200) / 3600, abs=1e-3)
+    CostLimit(5.0, 4.0, stop).check(state)  # $3.00 without the allowance: below
+    assert not stop.requested
+    CostLimit(5.0, 4.0, stop, allowance_seconds=1200.0).check(state)  # $5.67 with it: past the limit
+    assert stop.requested and stop.reason.startswith("max_cost reached ($5.67 of $5.00")
+
+
+def test_the_allowance_variable() -> None:
+    assert parse_start_allowance(None) == 0.0 and parse_start_allowance("") == 0.0
+    assert parse_start_allowance("1200") == 1200.0
+    for bad in ("-1", "nan", "inf", "twenty minutes"):
+        with pytest.raises(ValueError, match="TFCLI_START_ALLOWANCE_SECONDS: expected seconds of node time"):
+            parse_start_allowance(bad)
 
 
 def test_the_price_variable() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from trainer_testkit import complete_checkpoints, finish, read_result, trainer_process
 
-from trainer.hooks.sweep_spend import RECHECK_SECONDS, SweepSpend, trained_seconds
+from trainer.hooks.sweep_spend import RECHECK_SECONDS, SweepSpend, billed_seconds_of, folder_reading, trained_seconds
 from trainer.kernel.spec.outcomes import EXIT_COST_LIMIT, paused_at_cost_limit
 from trainer.kernel.spec.sweep_budget import SweepBudget
 
@@ -117,3 +117,45 @@ def test_siblings_are_read_from_their_published_files_and_never_go_down(tmp_path
     (folder / "result.json").write_text(json.dumps({"status": "paused", "wall_seconds": 12.0}))
     reason = f"max_cost reached ($3.00 of $3.00: sweep {SWEEP}, all its trials)"
     assert spend.spent(0.6, now=2 * RECHECK_SECONDS) == reason
+
+
+def test_a_siblings_node_time_counts_for_each_of_its_starts(tmp_path: Path) -> None:
+    """With a node-time allowance (``TFCLI_START_ALLOWANCE_SECONDS``), a sibling costs its training time plus the
+    allowance for each start its files show: ``result.json``'s ``starts``, or the last progress line's ``start`` while
+    it trains (the larger); a log from before the count counts one start once it has trained."""
+    folder = tmp_path / f"{SWEEP}-0" / "results"
+    folder.mkdir(parents=True)
+    assert folder_reading(folder) == (0.0, 0)  # nothing trained: no start, no node time
+    line = {"episode": 1, "timesteps": 10, "wall_seconds": 4.0}
+    (folder / "progress.jsonl").write_text(json.dumps(line) + "\n")
+    assert folder_reading(folder) == (4.0, 1)
+    (folder / "progress.jsonl").write_text(json.dumps(line | {"start": 3}) + "\n")
+    assert folder_reading(folder) == (4.0, 3)
+    (folder / "result.json").write_text(json.dumps({"status": "paused", "wall_seconds": 6.0, "starts": 2}))
+    assert folder_reading(folder) == (6.0, 3)  # the larger of each
+    assert billed_seconds_of(folder, 5.0) == 21.0
+
+    budget = SweepBudget(sweep=SWEEP, trials=3, max_cost=10.0)
+    own = tmp_path / f"{SWEEP}-1" / "results"
+    spend = SweepSpend(budget, f"{SWEEP}-1", own, PRICE, allowance_seconds=5.0)
+    assert spend.siblings_usd(now=0.0) == pytest.approx(21.0 * 0.2)  # 6 s + 3 x 5 s at 20 cents a second
+    assert SweepSpend(budget, f"{SWEEP}-1", own, PRICE).siblings_usd(now=0.0) == pytest.approx(1.2)  # a local sweep
+
+
+def test_a_trial_whose_own_node_time_spent_the_sweep_ends_before_it_builds_keeping_its_starts(tmp_path: Path) -> None:
+    """``sweep_spent`` counts the trial's own folder as its siblings' are: 1 s of training over 2 starts at 10 s of
+    node time each is 21 s, $4.20 at 20 cents a second: past a $4 sweep, where its training alone ($0.20) is not.
+    The paused ``result.json`` keeps the counters, ``starts`` too."""
+    from trainer.hooks.cost_limit import sweep_spent
+
+    output = tmp_path / f"{SWEEP}-1" / "results"
+    output.mkdir(parents=True)
+    previous = {"status": "paused", "timesteps": 40, "episodes": 2, "wall_seconds": 1.0, "timesteps_per_second": 40.0,
+                "mean_return_last_100": 20.0, "updates": 1, "starts": 2}  # fmt: skip
+    (output / "result.json").write_text(json.dumps(previous))
+    budget = SweepBudget(sweep=SWEEP, trials=3, max_cost=4.0)
+    assert sweep_spent(output, budget, f"{SWEEP}-1", PRICE) is None  # no allowance (a local sweep): $0.20
+    ended = sweep_spent(output, budget, f"{SWEEP}-1", PRICE, allowance_seconds=10.0)
+    assert ended is not None and ended.reason is not None and ended.reason.startswith("max_cost reached ($4.20 of $4")
+    written = json.loads((output / "result.json").read_text())
+    assert written["status"] == "paused" and written["starts"] == 2 and written["timesteps"] == 40

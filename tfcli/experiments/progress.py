@@ -22,6 +22,7 @@ class ProgressReader:
     returns: deque[float] = field(default_factory=lambda: deque(maxlen=MEAN_WINDOW))
     # (timesteps, wall seconds) at the ends of the last episodes: the run's recent speed
     clock: deque[tuple[int, float]] = field(default_factory=lambda: deque(maxlen=MEAN_WINDOW))
+    start: int = 0  # the trainer start that trained the last episode (its line's ``start``; 0 in older logs)
 
     def read(self) -> list[dict[str, Any]]:
         """The episodes finished since the last call."""
@@ -46,6 +47,8 @@ class ProgressReader:
             records.append(record)
             self.episodes = max(self.episodes, int(record.get("episode", self.episodes)))
             self.timesteps = max(self.timesteps, int(record.get("timesteps", self.timesteps)))
+            if isinstance(record.get("start"), int):
+                self.start = max(self.start, record["start"])
             if "return" in record:
                 self.returns.append(float(record["return"]))
             if "wall_seconds" in record and "timesteps" in record:

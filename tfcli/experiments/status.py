@@ -32,6 +32,7 @@ class Status:
     detail: str
     cluster: dict[str, Any] | None = None  # GKE: the pods' state in words (tfcli/gke/pod_states.py), or an error
     cost: dict[str, Any] | None = None  # GKE, a cluster of its own: the cost so far (tfcli/gke/cost.py)
+    starts: int = 0  # times the trainer started on the run (result.json's ``starts``; running: the last episode's)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,9 +71,16 @@ def status_from(
         mean_return=None if mean is None else float(mean),
         wall_seconds=result.get("wall_seconds") if final else reader.wall_seconds,
         timesteps_per_second=result.get("timesteps_per_second") if final else reader.timesteps_per_second,
+        starts=_starts(result.get("starts") if final else reader.start, timesteps),
         pid=pid,
         detail=detail,
     )
+
+
+def _starts(recorded: object, timesteps: int) -> int:
+    from trainer.kernel.budget import starts_seen  # the readers' one rule (not at start-up, as reported_state's Budget)
+
+    return starts_seen(recorded, float(timesteps))
 
 
 def reported_state(spec: SpecView, result: dict[str, Any]) -> str:

@@ -13,9 +13,9 @@ say so loudly.
 
 That is the cluster's bill so far, not what ``max_cost`` limits: the trainer counts the run's hourly price
 (``TFCLI_HOURLY_PRICE``, computed once by :func:`infra.run_price.run_hourly_price` and handed to the learner) times
-its training wall time. ``status`` reads that price back from the learner pod (:func:`handed_price`) and warns about
-``max_cost`` from the same figure (:func:`counted_cost`), so its warning and the trainer's pause agree; it never
-prices the run a second way.
+its training wall time plus the node time allowed per start (``TFCLI_START_ALLOWANCE_SECONDS``). ``status`` reads
+both back from the learner pod (:func:`handed_price`, :func:`handed_allowance`) and warns about ``max_cost`` from the
+same figure (:class:`Counted`), so its warning and the trainer's pause agree; it never prices the run a second way.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from infra import prices
-from infra.pod_parts import HOURLY_PRICE_ENV
+from infra.pod_parts import HOURLY_PRICE_ENV, START_ALLOWANCE_ENV
 from tfcli.gke.pod_states import ROLE_LABEL
 
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
@@ -143,31 +143,67 @@ def billing_now(nodes: list[dict[str, Any]], *, own_cluster: bool) -> Billing:
     return Billing(sum(usd for _, usd in lines), tuple(lines))
 
 
-def handed_price(pods: list[dict[str, Any]]) -> float | None:
-    """The hourly price the stack handed the learner (its ``TFCLI_HOURLY_PRICE``); None without one (no ``max_cost``,
-    or no learner pod listed)."""
+def _learner_variable(pods: list[dict[str, Any]], name: str) -> str | None:
+    """The value of the learner container's environment variable ``name`` (None: unset, or no learner pod listed)."""
     for pod in pods:
         if ((pod.get("metadata") or {}).get("labels") or {}).get(ROLE_LABEL) != "learner":
             continue
         for container in (pod.get("spec") or {}).get("containers") or []:
             for variable in container.get("env") or []:
-                if variable.get("name") == HOURLY_PRICE_ENV and variable.get("value"):
-                    return float(variable["value"])
+                if variable.get("name") == name and variable.get("value"):
+                    return str(variable["value"])
     return None
 
 
-def counted_cost(hourly_price: float, wall_seconds: float | None) -> float:
-    """What the trainer counts against ``max_cost`` (trainer/hooks/cost_limit.py): price x training wall time, by
-    the trainer's own function (:func:`trainer.kernel.budget.counted_usd`), so the warning and the pause never
-    disagree."""
-    from trainer.kernel.budget import counted_usd
+def handed_price(pods: list[dict[str, Any]]) -> float | None:
+    """The hourly price the stack handed the learner (its ``TFCLI_HOURLY_PRICE``); None without one (no ``max_cost``,
+    or no learner pod listed)."""
+    value = _learner_variable(pods, HOURLY_PRICE_ENV)
+    return None if value is None else float(value)
 
-    return counted_usd(hourly_price, wall_seconds or 0.0)
+
+def handed_allowance(pods: list[dict[str, Any]]) -> float:
+    """The node seconds per start the stack handed the learner beside its price (``TFCLI_START_ALLOWANCE_SECONDS``);
+    0 without (a stack from before it)."""
+    return float(_learner_variable(pods, START_ALLOWANCE_ENV) or 0.0)
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What the trainer counts against ``max_cost`` (trainer/hooks/cost_limit.py), by the trainer's own function
+    (:func:`trainer.kernel.budget.counted_usd`), so ``status``'s warning and the pause never disagree."""
+
+    hourly_price: float
+    wall_seconds: float
+    starts: int
+    allowance_seconds: float
+
+    @property
+    def usd(self) -> float:
+        from trainer.kernel.budget import counted_usd
+
+        return counted_usd(self.hourly_price, self.wall_seconds, self.starts, self.allowance_seconds)
+
+    @property
+    def node_time_usd(self) -> float:
+        """The part of :attr:`usd` that is node time around the training (the allowance for each start)."""
+        from trainer.kernel.budget import counted_usd
+
+        return counted_usd(self.hourly_price, 0.0, self.starts, self.allowance_seconds)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "hourly_price": self.hourly_price,
+            "counted_usd": round(self.usd, 4),
+            "starts": self.starts,
+            "start_allowance_seconds": self.allowance_seconds,
+            "node_time_usd": round(self.node_time_usd, 4),
+        }
 
 
 def budget_warning(accrued: float, max_cost: float | None) -> str:
     """The warning ``status`` prints from 80 % of ``max_cost`` ("" below it or without one). ``accrued``: the cost the
-    trainer counts (:func:`counted_cost`) where the learner has a price, else the nodes' cost so far."""
+    trainer counts (:class:`Counted`) where the learner has a price, else the nodes' cost so far."""
     if max_cost is None or accrued < WARN_FRACTION * max_cost:
         return ""
     if accrued >= max_cost:

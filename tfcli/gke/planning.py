@@ -39,6 +39,7 @@ class Planned:
     name: str
     trials: int | None = None  # a sweep's: they run in one Indexed Job
     trial_usd_per_hour: float | None = None  # a sweep's: one trial's share of the nodes and fee
+    run_usd_per_hour: float | None = None  # an experiment's: its run's price, as max_cost counts it (infra/run_price)
 
     @property
     def config(self) -> dict[str, Any]:
@@ -74,8 +75,13 @@ def planned(store: ExperimentStore, *, experiment: str | None, file: str | None,
     stack = experiment_stack(store.project, spec, shared_cluster=cluster)
     from infra.stack_config import settings_from_config
 
-    settings_from_config(stack.config, stack=spec.name)  # every mistake before Pulumi is imported, exit code 2
-    return Planned(stack.file, spec.name)
+    settings = settings_from_config(stack.config, stack=spec.name)  # every mistake before Pulumi, exit code 2
+    from infra.run_price import run_estimate
+
+    assert settings.experiment is not None  # an experiment's stack config holds its spec
+    shared = settings.shared_cluster_stack is not None
+    price = run_estimate(settings.experiment, shared_cluster=shared, book=settings.book)
+    return Planned(stack.file, spec.name, run_usd_per_hour=None if price is None else price.usd_per_hour)
 
 
 def planned_sweep(
@@ -136,6 +142,14 @@ def plan_data(target: Planned, result: Plan) -> dict[str, Any]:
     """``--json``: the plan, the placeholder flag and the spot/on-demand alternative."""
     data = result.to_data()
     data["placeholder_project"] = target.placeholder
+    if (price := target.trial_usd_per_hour or target.run_usd_per_hour) is not None:
+        from trainer.kernel.budget import START_ALLOWANCE_SECONDS, counted_usd
+
+        data["start_allowance"] = {
+            "seconds": START_ALLOWANCE_SECONDS,
+            "usd_per_hour": price,
+            "usd": round(counted_usd(price, 0.0, 1, START_ALLOWANCE_SECONDS), 4),
+        }
     if target.trials is not None:
         data.update(
             {

@@ -18,7 +18,7 @@ def observe(status: Status, outputs: dict[str, Any], project: ProjectDir, spec: 
     """``status`` with its ``cluster`` and ``cost`` filled in (and ``failed`` when the learner's Job failed)."""
     if not outputs.get("kubeconfig"):
         return status
-    from tfcli.gke.cost import accrued_cost, billing_now, counted_cost, handed_price
+    from tfcli.gke.cost import Counted, accrued_cost, billing_now, handed_allowance, handed_price
     from tfcli.gke.kube import kube_for
     from tfcli.gke.pod_states import cluster_view
 
@@ -39,8 +39,8 @@ def observe(status: Status, outputs: dict[str, Any], project: ProjectDir, spec: 
     if cost is not None:
         changes["cost"] = {**cost.as_json(), **(billing.as_json() if billing else {}), "max_cost": spec.max_cost}
         if (price := handed_price(pods)) is not None:  # what the trainer counts against max_cost
-            counted = round(counted_cost(price, status.wall_seconds), 4)
-            changes["cost"] |= {"hourly_price": price, "counted_usd": counted}
+            counted = Counted(price, status.wall_seconds or 0.0, status.starts, handed_allowance(pods))
+            changes["cost"] |= counted.as_json()
     learner_job = view.jobs.get("learner", "")
     if status.state == "running" and learner_job.startswith("Failed"):
         changes["state"] = "failed"

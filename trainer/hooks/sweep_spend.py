@@ -1,13 +1,15 @@
 """What a sweep's trials have cost together, read by each trial from what its siblings published (docs/design.md
 §6.5, "A sweep's budget"), so that the sweep's ``max_cost`` holds with no process on the user's machine.
 
-A sibling's cost is the run price times its training time (:func:`trainer.kernel.budget.counted_usd`, the one rule a
-trial's own ``max_cost`` counts by too): every trial of a sweep has the same price (one ``TFCLI_HOURLY_PRICE`` in the
-GKE sweep's pod template; locally, the environment's), so the sum needs only each sibling's training seconds. Those
-come from the files the sibling writes anyway: ``result.json``'s ``wall_seconds`` (a trial that ended) and the last
-line of ``progress.jsonl`` (a trial that trains: each finished episode's ``wall_seconds``, segments included). The
-larger counts; a sibling's figure never goes down, so the largest ever read is kept, and an unreadable file
-(missing, half published, ``ESTALE`` on the GCS FUSE mount: any ``OSError``) is "no more than last time".
+A sibling's cost is the run price times its training time plus the node-time allowance for each of its starts
+(:func:`trainer.kernel.budget.counted_usd`, the one rule a trial's own ``max_cost`` counts by too): every trial of a
+sweep has the same price and allowance (one ``TFCLI_HOURLY_PRICE`` and ``TFCLI_START_ALLOWANCE_SECONDS`` in the GKE
+sweep's pod template; locally, the environment's), so the sum needs only each sibling's training seconds and starts.
+Those come from the files the sibling writes anyway: ``result.json``'s ``wall_seconds`` and ``starts`` (a trial that
+ended) and the last line of ``progress.jsonl`` (a trial that trains: each finished episode's ``wall_seconds``, segments
+included, and the ``start`` that trained it). The larger counts; a sibling's figure never goes down, so the largest ever
+read is kept, and an unreadable file (missing, half published, ``ESTALE`` on the GCS FUSE mount: any ``OSError``) is "no
+more than last time".
 
 A floor, as the trial's own figure is: a sibling's episode under way, and on GKE what it wrote since it last
 published its progress (60 s, ``TFCLI_PUBLISH_SECONDS``) plus the mount's metadata TTL (10 s), are not seen yet.
@@ -21,7 +23,7 @@ import time
 from pathlib import Path
 
 from trainer.hooks.early_stop import sibling_folder
-from trainer.kernel.budget import counted_usd
+from trainer.kernel.budget import billed_seconds, counted_usd, starts_seen
 from trainer.kernel.spec.outcomes import COST_LIMIT_REASON
 from trainer.kernel.spec.sweep_budget import SweepBudget
 from trainer.result_file import read_result
@@ -30,8 +32,9 @@ RECHECK_SECONDS = 10.0  # the results mount's metadata TTL: a sooner read would 
 TAIL_BYTES = 4096  # enough for the last progress line (about 120 bytes)
 
 
-def _last_wall_seconds(progress: Path) -> float:
-    """The ``wall_seconds`` of the last complete line of a ``progress.jsonl`` (0 without one)."""
+def _last_progress(progress: Path) -> tuple[float, object]:
+    """The ``wall_seconds`` and ``start`` of the last complete line of a ``progress.jsonl`` (0 and None without
+    one)."""
     with open(progress, "rb") as handle:
         handle.seek(0, 2)
         size = handle.tell()
@@ -39,26 +42,42 @@ def _last_wall_seconds(progress: Path) -> float:
         tail = handle.read()
     for line in reversed(tail[: tail.rfind(b"\n") + 1].splitlines()):
         try:
-            return float(json.loads(line)["wall_seconds"])
-        except (ValueError, KeyError, TypeError):
+            record = json.loads(line)
+            return float(record["wall_seconds"]), record.get("start")
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
-    return 0.0
+    return 0.0, None
 
 
-def _result_wall_seconds(folder: Path) -> float:
-    value = read_result(folder).get("wall_seconds", 0.0)
-    return float(value) if isinstance(value, int | float) else 0.0
+def _result_progress(folder: Path) -> tuple[float, object]:
+    result = read_result(folder)
+    value = result.get("wall_seconds", 0.0)
+    return (float(value) if isinstance(value, int | float) else 0.0), result.get("starts")
+
+
+def folder_reading(folder: Path) -> tuple[float, int]:
+    """(training seconds, starts) a trial's results folder shows: the larger of ``result.json``'s and the last
+    ``progress.jsonl`` line's (0 and 0 when nothing in it can be read; starts at least 1 once it trained)."""
+    seconds, starts = 0.0, 0
+    for read in (_result_progress, lambda f: _last_progress(f / "progress.jsonl")):
+        try:
+            more, recorded = read(folder)
+        except (OSError, ValueError):
+            continue
+        seconds, starts = max(seconds, more), max(starts, starts_seen(recorded, 0.0))
+    return seconds, starts_seen(starts, seconds)
 
 
 def trained_seconds(folder: Path) -> float:
     """The training seconds a trial's results folder shows (0 when nothing in it can be read)."""
-    seconds = 0.0
-    for read in (_result_wall_seconds, lambda f: _last_wall_seconds(f / "progress.jsonl")):
-        try:
-            seconds = max(seconds, read(folder))
-        except (OSError, ValueError):
-            continue
-    return seconds
+    return folder_reading(folder)[0]
+
+
+def billed_seconds_of(folder: Path, allowance_seconds: float) -> float:
+    """What ``max_cost`` counts of a trial's folder, in seconds: its training time plus ``allowance_seconds`` of node
+    time for each start (:func:`trainer.kernel.budget.billed_seconds`)."""
+    seconds, starts = folder_reading(folder)
+    return billed_seconds(seconds, starts, allowance_seconds)
 
 
 def sweep_reason(total: float, budget: SweepBudget) -> str:
@@ -71,8 +90,10 @@ def sweep_reason(total: float, budget: SweepBudget) -> str:
 class SweepSpend:
     """The sweep's cost as trial ``own`` (results in ``output``) sees it: its siblings' published cost plus its own."""
 
-    def __init__(self, budget: SweepBudget, own: str, output: Path, hourly_price: float) -> None:
-        self.budget, self.hourly_price = budget, hourly_price
+    def __init__(
+        self, budget: SweepBudget, own: str, output: Path, hourly_price: float, allowance_seconds: float = 0.0
+    ) -> None:
+        self.budget, self.hourly_price, self.allowance_seconds = budget, hourly_price, allowance_seconds
         output = output.absolute()
         found = {name: sibling_folder(output, own, name) for name in budget.siblings(own)}
         self.folders = {name: folder for name, folder in found.items() if folder is not None}
@@ -85,7 +106,7 @@ class SweepSpend:
         if self.read_at is None or now - self.read_at >= RECHECK_SECONDS:
             self.read_at = now
             for name, folder in self.folders.items():
-                self.seen[name] = max(self.seen[name], trained_seconds(folder))
+                self.seen[name] = max(self.seen[name], billed_seconds_of(folder, self.allowance_seconds))
         return counted_usd(self.hourly_price, sum(self.seen.values()))
 
     def total(self, own_usd: float, now: float | None = None) -> float:

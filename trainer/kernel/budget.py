@@ -3,6 +3,10 @@
 A batched step advances every stepped environment by one timestep, so near the end of a timestep budget only as
 many environments step as timesteps are left; and no episode starts that the episode budget has no room for. A run
 therefore ends with exactly ``total_timesteps`` timesteps or exactly ``episodes`` episodes, whichever comes first.
+
+The cost budget's rule is here too (:func:`counted_usd`): what ``max_cost`` counts is the run's price times its
+training time plus a stated allowance of node time per start (:data:`START_ALLOWANCE_SECONDS`), which bills and
+does not train.
 """
 
 from __future__ import annotations
@@ -57,8 +61,41 @@ class Budget:
         return " or ".join(parts)
 
 
-def counted_usd(hourly_price: float, seconds: float) -> float:
-    """What ``max_cost`` counts for ``seconds`` of a run at ``hourly_price`` dollars an hour: the one rule of the
-    trainer's cost limit (its own run and a sweep's trials: :mod:`trainer.hooks.sweep_spend`) and of ``status``'s
-    warning (:func:`tfcli.gke.cost.counted_cost`), so the three never disagree."""
-    return hourly_price * max(seconds, 0.0) / 3600
+# What a start of the trainer on a node bills that its training time does not count (docs/design.md §6.5, "Node
+# time"): a stated allowance per start, not a measurement. The trainer sees neither its node's creation nor its
+# removal, and both bill at the node's full price.
+NODE_START_SECONDS = 10 * 60
+"""Node start-up and image pull before the first step: the autoscaler adds the node (a couple of minutes), GKE
+installs the GPU driver, the node pulls the trainer image (TensorFlow with CUDA, several GB), the trainer builds
+its agent. docs/gke.md ("Up") counts 15 to 30 minutes from ``start`` to the first episode, the cluster's own 5 to 10
+included: 10 minutes is the low end of what that leaves the node, an estimate rather than a ceiling."""
+SCALE_DOWN_SECONDS = 10 * 60
+"""After the pod ends (a pause, ``max_cost``, completion) the node stays until the cluster autoscaler removes it: a
+node unneeded for more than 10 minutes is deleted (kubernetes/autoscaler, cluster-autoscaler/FAQ.md, "How does
+scale-down work?"; GKE runs that autoscaler, and its ``OPTIMIZE_UTILIZATION`` profile, which infra/cluster.py sets,
+removes nodes sooner by an amount GKE does not publish: 10 minutes is the ceiling). A spot node that is reclaimed
+goes at once, and its replacement's start-up is the next start's allowance."""
+START_ALLOWANCE_SECONDS = NODE_START_SECONDS + SCALE_DOWN_SECONDS
+"""Billed node seconds per start that training time leaves out; the stack hands it to the learner with its price
+(``TFCLI_START_ALLOWANCE_SECONDS``, :mod:`infra.pod_parts`); a local run has no node and none."""
+
+
+def billed_seconds(trained: float, starts: int, allowance_seconds: float) -> float:
+    """The seconds ``max_cost`` counts: training time plus ``allowance_seconds`` for each of ``starts`` starts."""
+    return max(trained, 0.0) + max(starts, 0) * max(allowance_seconds, 0.0)
+
+
+def counted_usd(hourly_price: float, seconds: float, starts: int = 0, allowance_seconds: float = 0.0) -> float:
+    """What ``max_cost`` counts for ``seconds`` of training over ``starts`` starts at ``hourly_price`` dollars an hour
+    (each start adding ``allowance_seconds`` of node time): the one rule of the trainer's cost limit (its own run and
+    a sweep's trials: :mod:`trainer.hooks.sweep_spend`), of ``status``'s warning (:class:`tfcli.gke.cost.Counted`)
+    and of ``plan``'s allowance line, so they never disagree."""
+    return hourly_price * billed_seconds(seconds, starts, allowance_seconds) / 3600
+
+
+def starts_seen(recorded: object, trained: float) -> int:
+    """How many times a run started, as a reader of its files sees it: the count they record (``result.json``'s
+    ``starts``, a ``progress.jsonl`` line's ``start``), and at least one once it has trained (files from before the
+    count was kept)."""
+    count = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else 0
+    return max(count, 1 if trained > 0 else 0)

@@ -28,6 +28,7 @@ class Episode:
     wall_seconds: float
     # ``return`` is a keyword in Python, hence the field name; ``as_json`` writes it as "return".
     episode_return: float
+    start: int = 0  # which start of the trainer trained it (RunState.starts): readers count node time by it
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -37,6 +38,7 @@ class Episode:
             "return": self.episode_return,
             "length": self.length,
             "wall_seconds": round(self.wall_seconds, 3),
+            "start": self.start,
         }
 
     @classmethod
@@ -48,6 +50,7 @@ class Episode:
             length=int(data["length"]),
             wall_seconds=float(data["wall_seconds"]),
             episode_return=float(data["return"]),
+            start=int(data.get("start", 0)),
         )
 
 
@@ -59,6 +62,7 @@ class RunState:
     episodes: int = 0
     updates: int = 0
     earlier_wall_seconds: float = 0.0  # training time of the segments before this process
+    starts: int = 0  # times the trainer started on the run, this process included once it counts itself (run.py)
     recent_returns: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_EPISODES))
     started: float = field(default_factory=time.monotonic)  # when this process's segment began
 
@@ -77,6 +81,7 @@ class RunState:
             "episodes": self.episodes,
             "updates": self.updates,
             "wall_seconds": round(self.wall_seconds, 3),
+            "starts": self.starts,
         }
 
     @classmethod
@@ -87,6 +92,7 @@ class RunState:
             episodes=int(counters["episodes"]),
             updates=int(counters.get("updates", 0)),
             earlier_wall_seconds=float(counters["wall_seconds"]),
+            starts=int(counters.get("starts", 0)),
         )
         state.recent_returns.extend(returns[-RECENT_EPISODES:])
         return state

@@ -37,6 +37,19 @@ def _usd(value: float) -> str:
     return f"${value:,.2f}/h"
 
 
+def _node_time(usd_per_hour: float, what: str) -> str:
+    """``max_cost``'s node-time line: the allowance per start (trainer/kernel/budget.py) and what it costs at this
+    price."""
+    from trainer.kernel.budget import NODE_START_SECONDS, SCALE_DOWN_SECONDS, START_ALLOWANCE_SECONDS, counted_usd
+
+    usd = counted_usd(usd_per_hour, 0.0, 1, START_ALLOWANCE_SECONDS)
+    return (
+        f"max_cost also counts node time: {START_ALLOWANCE_SECONDS // 60} min per start of {what} "
+        f"({NODE_START_SECONDS // 60} min node start-up and image pull, {SCALE_DOWN_SECONDS // 60} min autoscaler "
+        f"scale-down after it ends), ${usd:,.2f} a start at its {_usd(usd_per_hour)}"
+    )
+
+
 def show_plan(target: Planned, result: Plan) -> None:
     from tfcli.gke.planning import spot_alternative
 
@@ -69,6 +82,8 @@ def show_plan(target: Planned, result: Plan) -> None:
         )
     for note in cost.notes:
         console.print(f"  note: {escape(note)}")
+    if target.run_usd_per_hour is not None:
+        console.print(f"  {_node_time(target.run_usd_per_hour, 'the run')}")
     if target.trials is not None:
         parallelism = int(result.outputs.get("parallelism", 1))
         waves = -(-target.trials // parallelism)
@@ -82,6 +97,7 @@ def show_plan(target: Planned, result: Plan) -> None:
                 f"  per trial: [bold]{_usd(target.trial_usd_per_hour)}[/] (its share of a learner node — of a GPU "
                 "where the pool shares them — and of the CPU node and fee)"
             )
+            console.print(f"  {_node_time(target.trial_usd_per_hour, 'a trial')}")
 
 
 def show_local_plan(plan: LocalPlan) -> None:

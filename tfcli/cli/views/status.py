@@ -85,8 +85,13 @@ def _show_cluster(current: Status) -> None:
     if cost.get("counted_usd") is not None:
         out().print(
             f"  counted against max_cost: ${cost['counted_usd']:,.2f} "
-            f"(the run's ${cost['hourly_price']:,.4f}/h x its training wall time)"
+            f"(the run's ${cost['hourly_price']:,.4f}/h x its training wall time and node time)"
         )
+        if cost.get("start_allowance_seconds"):
+            out().print(
+                f"    node time (start-up, image pull, scale-down): {cost['starts']} start(s) x "
+                f"{cost['start_allowance_seconds'] / 60:g} min, ${cost['node_time_usd']:,.2f}"
+            )
     if cost.get("billing_usd_per_hour") is not None:
         out().print(f"  billing now: ${cost['billing_usd_per_hour']:,.2f}/h (the cluster's fee and nodes up)")
     if warning := _budget_warning(cost):
