@@ -7,7 +7,8 @@
   A run that never started belongs to the project's default (``status`` reads it here: there is nothing of it
   anywhere).
 - A trial of a sweep deployed on GKE is started, paused and stopped with its sweep, never on its own.
-- Before a run starts on GKE nothing of it may still run on this machine.
+- Before a run starts on another backend (GKE, ...) nothing of it may still run on this machine, and nothing of it
+  may run here while a backend that keeps its runs (GKE's stack) holds it (:func:`tfcli.runs.registry.held`).
 """
 
 from __future__ import annotations
@@ -94,8 +95,8 @@ class Backends:
         if shared_cluster is None:
             return
         if name != "gke":
-            said = "--local" if backend == "local" else f"--backend {backend}"
             if backend is not None:
+                said = "--local" if backend == "local" else f"--backend {backend}"
                 raise InvalidInput(f"--cluster: a shared cluster is a GKE cluster; it has no meaning with {said}")
             if project.settings.backend is None:
                 raise InvalidInput(

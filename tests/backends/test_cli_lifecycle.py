@@ -73,3 +73,8 @@ def test_backend_in_tfcli_yaml_chooses_a_registered_backend_and_refuses_a_shared
     code, _, stderr = invoke("experiment", "start", "-e", "cp", "--backend", NAME, "-c", "shared")
     assert code == 2 and f"no meaning with --backend {NAME}" in " ".join(stderr.split())
     assert not (lab / "experiments" / "cp" / "run.json").exists()
+    code, stdout, stderr = invoke("experiment", "plan", "-e", "cp", "--backend", NAME, "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout) == {  # the backend's own plan type, printed as its fields
+        "name": "cp", "workdir": str(elsewhere / "cp"), "command": "python -m trainer run --spec experiment.yaml"
+    }  # fmt: skip
