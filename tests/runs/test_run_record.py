@@ -87,6 +87,8 @@ def test_wrong_types_read_as_unset_and_unknown_keys_are_ignored(tmp_path: Path) 
         tmp_path, {"backend": "local", "pid": "12", "pause_requested": "yes", "parallel": True, "extra": {"a": 1}}
     )
     assert record.handle(LocalHandle) == LocalHandle() and record.parallel is None
+    odd = _read(tmp_path, {"backend": "gke", "started_at": 5, "gke": {"stack": ["si1"], "sweep": "lr"}})
+    assert odd.started_at is None and odd.handle(GkeHandle) == GkeHandle(sweep="lr")
     assert _read(tmp_path, {"backend": 3, "pid": 4}) == RunRecord()  # no backend: no section to read flat keys into
     assert _read(tmp_path, ["not", "a", "record"]) == RunRecord()
     assert not RunRecord().started and RunRecord(backend="local").started
