@@ -58,11 +58,22 @@ MODULES: dict[str, list[str]] = {
     "trainer/result_file.py": ["tests/trainer/test_result_file.py"],
     "trainer/kernel/spec/parallel.py": ["tests/spec/test_parallel.py"],
     "tfcli/experiments/spec_view.py": ["tests/spec/test_spec_view.py"],
+    "tfcli/experiments/record.py": ["tests/runs/test_run_record.py"],
 }
 
 # A module whose pure rules share the file with I/O: only these of its functions are mutated (as mutmut names them:
 # ``x_function``, ``xǁClassǁmethod``); the rest is left to the tests that run the commands.
 ONLY: dict[str, list[str]] = {
+    # run.json's shape: the typed reading, the sections and the migration of flat keys; not RunRecord.read (a file)
+    "tfcli/experiments/record.py": [
+        "x_typed_value",
+        "x_read_fields",
+        "x_written_fields",
+        "x_sections_of",
+        "xǁRunRecordǁfrom_json",
+        "xǁRunRecordǁto_json",
+        "xǁRunRecordǁwith_handle",
+    ],
     # which members a resume holds and extends, and what it refuses; not _spec_budget and write_budget (the run's
     # files)
     "tfcli/runs/resuming.py": [

@@ -1,10 +1,14 @@
 """The one place a run's backend is chosen, and the rules that span backends.
 
-- ``start`` trains where ``--local`` says, else where the project's default is (GKE when ``tfcli.yaml`` names a GCP
-  project); every later command follows the backend ``run.json`` recorded at that start. A run that never started
-  belongs to the project's default (``status`` reads it here: there is nothing of it anywhere).
+- ``start`` trains where ``--backend NAME`` (``--local``: ``local``) says, else where the project's default is
+  (``backend:`` in ``tfcli.yaml``; without it GKE when ``tfcli.yaml`` names a GCP project, else this machine); every
+  later command follows the backend ``run.json`` recorded at that start. Names are looked up in the registry
+  (:mod:`tfcli.runs.registry`), where ``local`` and ``gke`` register themselves as their packages are imported here.
+  A run that never started belongs to the project's default (``status`` reads it here: there is nothing of it
+  anywhere).
 - A trial of a sweep deployed on GKE is started, paused and stopped with its sweep, never on its own.
-- Before a run starts on GKE nothing of it may still run on this machine.
+- Before a run starts on another backend (GKE, ...) nothing of it may still run on this machine, and nothing of it
+  may run here while a backend that keeps its runs (GKE's stack) holds it (:func:`tfcli.runs.registry.held`).
 """
 
 from __future__ import annotations
@@ -15,15 +19,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, cast
 
-from tfcli.experiments.record import BackendName
+import tfcli.gke  # noqa: F401  (registers `gke`; its implementation loads only when a run needs it)
 from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentStore
-from tfcli.local.backend import LocalBackend, LocalPlan
+from tfcli.gke.handle import gke_of, gke_trial_of
+from tfcli.local.backend import LocalBackend
 from tfcli.local.experiments import is_running
 from tfcli.local.sweeps import queue_alive
 from tfcli.project import ProjectDir
+from tfcli.runs import registry
 from tfcli.runs.backend import Backend, Watcher
 from tfcli.runs.reaping import Reaped, reap_reason
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
@@ -32,6 +38,8 @@ from tfcli.runs.run import Run
 from tfcli.stackfiles.files import stack_path
 from tfcli.sweeps.status import SweepStatus
 from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.spec.documents import display_path
+from trainer.kernel.spec.library import PROJECT_FILE
 from trainer.kernel.spec.parallel import checked_parallel
 
 if TYPE_CHECKING:  # numpy's sweep statistics load where a table is drawn, not for every `list`
@@ -54,48 +62,67 @@ class Backends:
     install_prompt: InstallPrompt | None = None
     build_prompt: Callable[[str], bool] | None = None  # asked before a project's first trainer image build
 
-    def named(self, name: BackendName) -> Backend:
-        return self.gke() if name == "gke" else LocalBackend()
+    def named(self, name: str, where: str = "--backend") -> Backend:
+        """The registered backend ``name`` (``where``: the flag or ``file: field`` it was read from, for the error
+        an unknown name is)."""
+        return registry.create(name, registry.Caller(self.observer, self.install_prompt, self.build_prompt), where)
 
     def gke(self) -> GkeBackend:
-        from tfcli.gke.backend import GkeBackend
+        return cast("GkeBackend", self.named("gke"))
 
-        return GkeBackend(observer=self.observer, install_prompt=self.install_prompt, build_prompt=self.build_prompt)
+    def default(self, project: ProjectDir) -> str:
+        """The project's default backend, a registered one (``backend:`` in tfcli.yaml is checked here)."""
+        name = project.settings.default_backend
+        registry.registration(name, f"{display_path(project.root / PROJECT_FILE)}: backend")
+        return name
+
+    def chosen(self, project: ProjectDir, backend: str | None) -> str:
+        """Where ``start`` trains: ``--backend`` (checked against the registry), else the project's default."""
+        return registry.registration(backend).name if backend is not None else self.default(project)
 
     def of(self, run: Run) -> Backend:
         """Where the run last started (a run that never started: the project's default)."""
-        return self.named(run.record.backend or run.project.settings.default_backend)
+        if run.record.backend is None:
+            return self.named(self.default(run.project))
+        return self.named(run.record.backend, f"{display_path(run.folder.run_file)}: backend")
 
     # -- lifecycle --------------------------------------------------------------------------------------------
 
-    def check_start(self, project: ProjectDir, *, local: bool, shared_cluster: str | None) -> None:
-        """What ``start`` refuses before anything is written: a shared cluster for a run on this machine, or one
-        that does not exist."""
+    def check_start(self, project: ProjectDir, *, backend: str | None, shared_cluster: str | None) -> None:
+        """What ``start`` refuses before anything is written: an unknown backend, a shared cluster for a run that
+        does not train on GKE, or one that does not exist."""
+        name = self.chosen(project, backend)
         if shared_cluster is None:
             return
-        if local:
-            raise InvalidInput("--cluster: a shared cluster is a GKE cluster; it has no meaning with --local")
-        if project.settings.default_backend == "local":
+        if name != "gke":
+            if backend is not None:
+                said = "--local" if backend == "local" else f"--backend {backend}"
+                raise InvalidInput(f"--cluster: a shared cluster is a GKE cluster; it has no meaning with {said}")
+            if project.settings.backend is None:
+                raise InvalidInput(
+                    "--cluster: a shared cluster is a GKE cluster, and this project names no GCP project "
+                    "(set one with `tfcli init -r PROJECT_ID`)"
+                )
             raise InvalidInput(
-                "--cluster: a shared cluster is a GKE cluster, and this project names no GCP project "
-                "(set one with `tfcli init -r PROJECT_ID`)"
+                f"--cluster: a shared cluster is a GKE cluster, and this project's runs train on '{name}' "
+                f"({PROJECT_FILE}: backend; `--backend gke` starts this one on GKE)"
             )
         from tfcli.stackfiles.files import cluster_spec
 
         cluster_spec(project, shared_cluster)  # an unknown one is an InvalidInput listing the known ones
 
-    def start(self, run: Run, *, local: bool, options: StartOptions, resume: bool = False) -> Started:
-        """Start ``run`` here (``local``) or where the project's default is; ``resume``: only a resumable one."""
+    def start(self, run: Run, *, backend: str | None = None, options: StartOptions, resume: bool = False) -> Started:
+        """Start ``run`` on ``backend`` (None: the project's default); ``resume``: only a resumable one."""
         refuse_alone(run, "start")
-        self.check_start(run.project, local=local, shared_cluster=options.shared_cluster)
+        self.check_start(run.project, backend=backend, shared_cluster=options.shared_cluster)
         if run.kind == "sweep":
-            checked_parallel(options.parallel)  # one rule for both backends (an experiment ignores it)
+            checked_parallel(options.parallel)  # one rule for every backend (an experiment ignores it)
         if resume:
             self.of(run).check_resumable(run)
-        backend = self.named("local" if local else run.project.settings.default_backend)
-        if backend.name == "gke":
+        target = self.named(self.chosen(run.project, backend))
+        if target.name != LocalBackend.name:  # nothing of it may still run on this machine
             LocalBackend().refuse_running(run)
-        return backend.start(run, options)
+        return target.start(run, options)
 
     def resume(self, run: Run, options: ResumeOptions | None = None) -> Started:
         """Continue a paused or interrupted run where it last ran; ``options``: retry a sweep's failed trials, raise
@@ -125,10 +152,12 @@ class Backends:
         flag, what = run.flag, run.kind
         members = [run.store.dir(name) for name in run.store.names() if run.store.sweep_owning(name) == run.name]
         members = members if run.kind == "sweep" else [run.experiment()]  # by folder: sweep.yaml may be hand-edited
-        deployed = [member.name for member in (run.folder, *members) if member.run_record().deployed_on_gke]
+        records = [member.run_record() for member in (run.folder, *members)]
+        deployed = [record.backend for record in records if registry.held(record)]
         if deployed:
             raise TfcliError(
-                f"{what} '{run.name}' is deployed on GKE; --restart starts over only from a stopped {what}",
+                f"{what} '{run.name}' is deployed on {registry.title(str(deployed[0]))}; --restart starts over only "
+                f"from a stopped {what}",
                 hint=f"`tfcli experiment stop {flag}` first (downloads its results, destroys the stack)",
             )
         running = [run.name] if run.kind == "sweep" and queue_alive(run.sweep()) else []
@@ -189,12 +218,12 @@ class Backends:
         experiments workflow) — an experiment of a GKE project with a stack file of its own. Not a sweep's trial."""
         record = run.record
         if record.started:
-            return record.deployed_on_gke and not record.sweep
+            return record.backend == "gke" and registry.held(record) and not gke_of(record).sweep
         settings = run.project.settings
         return settings.default_backend == "gke" and stack_path(run.project, run.name).is_file()
 
     def follow(self, started: Started, watcher: Watcher) -> Ended:
-        return self.named(started.backend).follow(started, watcher)
+        return self.named(started.backend, "the started run's backend").follow(started, watcher)
 
     # -- reading ----------------------------------------------------------------------------------------------
 
@@ -202,7 +231,7 @@ class Backends:
         if run.record.started:
             return self.of(run).status(run)
         status = LocalBackend().status(run)  # nothing of it runs anywhere: read it here
-        return dataclasses.replace(status, backend=run.project.settings.default_backend)
+        return dataclasses.replace(status, backend=self.default(run.project))
 
     def statuses(self, store: ExperimentStore) -> list[Status]:
         """Every experiment's status; a GKE one that cannot be read (no Pulumi CLI, no credentials) is ``unknown``."""
@@ -216,7 +245,7 @@ class Backends:
             assert isinstance(status, Status)
             return status
 
-        remote = [run for run in runs if run.record.backend == "gke"]
+        remote = [run for run in runs if run.record.backend not in (None, LocalBackend.name)]
         if len(remote) < 2:
             return [one(run) for run in runs]
         with ThreadPoolExecutor(max_workers=min(8, len(remote))) as pool:  # each one runs a few pulumi commands
@@ -227,7 +256,10 @@ class Backends:
 
     def logs(self, run: Run, request: LogRequest, write: Callable[[str], None]) -> None:
         """A run that never started has no log anywhere: it is looked for here, which says so."""
-        self.named(run.record.backend or "local").logs(run, request, write)
+        if run.record.backend is None:
+            LocalBackend().logs(run, request, write)
+            return
+        self.of(run).logs(run, request, write)
 
     def compare(self, run: Run, *, downloaded: bool = False) -> list[Row]:
         """A sweep's combinations compared (``list -s``): IQM over seeds with CIs, the best marked; ``downloaded``:
@@ -255,18 +287,14 @@ class Backends:
             compared.append(experiment_row(run.experiment(), status, results_here=results_here(run, status)))
         return of_experiments([run.experiment().spec_data() for run in runs], compared)
 
-    @overload
-    def plan(self, run: Run, shared_cluster: str | None = None, *, local: Literal[False] = False) -> Planned: ...
-
-    @overload
-    def plan(self, run: Run, shared_cluster: str | None = None, *, local: Literal[True]) -> LocalPlan: ...
-
-    def plan(self, run: Run, shared_cluster: str | None = None, *, local: bool = False) -> LocalPlan | Planned:
-        """Offline: the stack ``pulumi up -s NAME`` deploys, whichever backend trains the run; ``local``: the
-        processes ``start --local`` would run here instead."""
-        if local:
-            return LocalBackend().plan(run, shared_cluster)
+    def plan(self, run: Run, shared_cluster: str | None = None) -> Planned:
+        """Offline: the stack ``pulumi up -s NAME`` deploys, whichever backend trains the run."""
         return self.gke().plan(run, shared_cluster)
+
+    def plan_on(self, run: Run, backend: str, shared_cluster: str | None = None) -> object:
+        """Offline: what ``start --backend NAME`` would make there, in that backend's own plan type (``local``: the
+        processes, a ``LocalPlan``; ``gke``: the stack)."""
+        return self.named(backend).plan(run, shared_cluster)
 
 
 def refuse_trial_budget(run: Run, options: ResumeOptions) -> None:
@@ -284,7 +312,7 @@ def refuse_trial_budget(run: Run, options: ResumeOptions) -> None:
 
 def refuse_alone(run: Run, action: str) -> None:
     """A trial of a deployed GKE sweep is run by the sweep's stack: it is started, paused and stopped with it."""
-    if run.kind != "experiment" or (sweep := run.record.gke_trial_of) is None:
+    if run.kind != "experiment" or (sweep := gke_trial_of(run.record)) is None:
         return
     raise TfcliError(
         f"experiment '{run.name}' is a trial of sweep '{sweep}', deployed on GKE; it cannot {action} on its own",

@@ -58,6 +58,9 @@ class Project(BaseModel):
     image: str | ImageLayer | None = Field(
         default=None, description="a ready trainer image of GKE runs, or {requirements: FILE}: packages on tfcli's"
     )
+    backend: str | None = Field(
+        default=None, description="where runs train when `start` is not told; None: gke with a GCP project, else local"
+    )
 
     @field_validator("image", mode="before")
     @classmethod
@@ -104,9 +107,10 @@ class Project(BaseModel):
         return value
 
     @property
-    def default_backend(self) -> Literal["local", "gke"]:
-        """Where ``experiment start`` runs when not told: GKE only once a GCP project is configured."""
-        return "gke" if self.gcp_project else "local"
+    def default_backend(self) -> str:
+        """Where ``experiment start`` runs when not told: ``backend:`` when set (a registered backend's name, checked
+        where it is used: ``tfcli.backends``), else GKE once a GCP project is configured, else this machine."""
+        return self.backend or ("gke" if self.gcp_project else "local")
 
 
 class ProjectDir:
@@ -154,6 +158,8 @@ def read_settings(path: Path) -> Project:
 def settings_yaml(settings: Project) -> str:
     """``tfcli.yaml`` with a comment per setting, so the file explains itself."""
     data = settings.model_dump(mode="json")
+    if data.get("backend") is None:
+        data.pop("backend", None)  # written once chosen: without it the rule of `default_backend` holds
     comments = {
         "gcp_project": "GCP project ID; null runs every experiment on this machine (tfcli experiment start --local)",
         "location": "GCP region or zone for clusters that name none",
@@ -163,6 +169,7 @@ def settings_yaml(settings: Project) -> str:
         "code": "folders of your own code (environments) shipped to GKE runs; null: envs/ when it exists",
         "image": "a ready trainer image of GKE runs; null: tfcli's own, built in your GCP project; "
         "{requirements: requirements.txt}: tfcli's with your packages",
+        "backend": "where `tfcli experiment start` trains when not told --backend/--local (local, gke, ...)",
     }
     lines = ["# tfcli project settings (written by `tfcli init`)."]
     for key, value in data.items():

@@ -50,7 +50,7 @@ def test_the_follower_returns_as_the_supervisor_exits_not_a_tick_later(
     folder.results.mkdir(parents=True)
     (folder.results / "result.json").write_text('{"status": "completed", "timesteps": 200, "episodes": 7}')
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
-    started = Started(cast(Run, _OneExperiment(folder)), "local", process=process)
+    started = Started(cast(Run, _OneExperiment(folder)), "local", launched=process)
     watcher = _Seen()
     began = time.monotonic()
     ended = follow_experiment(started, cast(Any, watcher))

@@ -16,6 +16,7 @@ import pytest
 from cli_kit import invoke, status, tiny_spec, wait_for
 
 from tfcli.experiments.store import ExperimentDir
+from tfcli.local.handle import local_of
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
 
@@ -45,7 +46,7 @@ def test_an_extension_killed_outright_reads_interrupted_with_its_own_counts_and_
     code, stdout, stderr = invoke("experiment", "resume", "-e", "grow", *extend, "--detach")
     assert code == 0, stdout + stderr
     wait_for(lambda: checkpoint_past(experiment.results, 400), what="a checkpoint of the extension")
-    supervisor = experiment.run_record().pid
+    supervisor = local_of(experiment.run_record()).pid
     assert supervisor
     os.killpg(supervisor, signal.SIGKILL)  # supervisor, trainer and all: nothing gets to write a result
     wait_for(lambda: status("grow")["state"] != "running", timeout=30, what="the processes' end")

@@ -19,6 +19,7 @@ import pytest
 from cli_kit import invoke, status, wait_for
 
 from tfcli.experiments.store import ExperimentDir
+from tfcli.local.handle import local_of
 from trainer.output_lock import holder
 
 pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
@@ -86,7 +87,7 @@ def test_a_killed_supervisor_ends_its_trainer_and_meanwhile_nothing_starts_a_sec
     assert code == 0, stderr
     wait_for(lambda: list((experiment.results / "checkpoints").glob("*/COMPLETE")), what="a first checkpoint")
     trainer = holder(experiment.results)
-    supervisor = experiment.run_record().pid
+    supervisor = local_of(experiment.run_record()).pid
     assert trainer and supervisor and trainer != supervisor
 
     os.kill(trainer, signal.SIGSTOP)  # held while its supervisor dies: the SIGTERM it is sent waits

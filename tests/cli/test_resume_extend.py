@@ -109,8 +109,8 @@ def test_resume_finishes_a_sweep_whose_queue_and_trials_were_killed(lab: Path) -
     checkpoints = results(lab, "duo-0") / "checkpoints"
     wait_for(lambda: checkpoints.is_dir() and any((p / "COMPLETE").exists() for p in checkpoints.iterdir()),
              what="trial 0's first checkpoint", timeout=240)  # fmt: skip
-    trial_pid = json.loads((lab / "experiments" / "duo-0" / "run.json").read_text())["pid"]
-    queue_pid = json.loads((lab / "experiments" / "duo" / "run.json").read_text())["pid"]
+    trial_pid = json.loads((lab / "experiments" / "duo-0" / "run.json").read_text())["local"]["pid"]
+    queue_pid = json.loads((lab / "experiments" / "duo" / "run.json").read_text())["local"]["pid"]
     os.kill(queue_pid, signal.SIGKILL)
     trainer = holder(results(lab, "duo-0"))  # forked by the queue's warm trainer: a session of its own
     os.killpg(trial_pid, signal.SIGKILL)  # the machine went down: the trial's supervisor and trainer too

@@ -28,7 +28,7 @@ def test_queue_crash_pause_resume_then_compare(lab: Path) -> None:
     assert states("tiny")[0] == "completed", (lab / "experiments" / "tiny-0" / "logs" / "trainer.log").read_text()
     first_result = lab / "experiments" / "tiny-0" / "results" / "result.json"
     kept = first_result.stat().st_mtime_ns, (first_result.parent / "progress.jsonl").read_bytes()
-    queue_pid = json.loads((lab / "experiments" / "tiny" / "run.json").read_text())["pid"]
+    queue_pid = json.loads((lab / "experiments" / "tiny" / "run.json").read_text())["local"]["pid"]
     os.kill(queue_pid, signal.SIGKILL)  # the queue crashes; a trial it launched keeps training in its own session
     wait_for(lambda: sweep_status("tiny")["state"] == "interrupted", what="the sweep to read as interrupted")
 

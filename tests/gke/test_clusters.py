@@ -76,7 +76,7 @@ def test_experiment_on_a_shared_cluster_and_delete_refused_while_it_runs(
     assert config["tfcli:experiment"]["cluster"]["name"] == "shared-t4"
     assert config["tfcli:experiment"]["cluster"]["gpu_type"] == "nvidia-tesla-t4"
     record = json.loads((gke_project / "experiments" / "si1" / "run.json").read_text())
-    assert record["shared_cluster"] == "shared-t4"
+    assert record["gke"]["shared_cluster"] == "shared-t4"
     assert json.loads(invoke("cluster", "list", "--json")[1])[0]["experiments"] == ["si1"]
 
     code, _, stderr = invoke("experiment", "start", "-e", "si1", "-c", "other")

@@ -68,7 +68,7 @@ def test_start_ups_the_experiment_stack_in_the_project_with_its_settings(
     assert config["tfcli:experiment"]["name"] == "si1" and config["tfcli:suspend"] == "false"
     assert "tfcli:sharedClusterStack" not in config
     record = json.loads((gke_project / "experiments" / "si1" / "run.json").read_text())
-    assert (record["backend"], record["stack"], record["shared_cluster"]) == ("gke", "si1", None)
+    assert (record["backend"], record["gke"]["stack"], record["gke"]["shared_cluster"]) == ("gke", "si1", None)
 
 
 def test_key_file_goes_in_as_the_secret_gcp_credentials_never_in_plain_text_nor_on_a_command_line(

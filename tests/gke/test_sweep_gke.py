@@ -116,7 +116,7 @@ def test_start_s_deploys_one_stack_with_the_sweep_and_its_parallelism(gke_lab: P
     assert set(fake_pulumi.stacks()) == {SWEEP}
     assert record(gke_lab, SWEEP)["backend"] == "gke" and record(gke_lab, SWEEP)["parallel"] == 3
     trial = record(gke_lab, f"{SWEEP}-4")
-    assert (trial["backend"], trial["sweep"], trial.get("stopped")) == ("gke", SWEEP, None)
+    assert (trial["backend"], trial["gke"]["sweep"], trial.get("stopped")) == ("gke", SWEEP, None)
 
     # Started again while deployed: an update of the same stack (the Job, its parallelism changed, is replaced: a new
     # Job, tests/gke/test_sweep_job_changes.py), no second stack.
@@ -396,7 +396,7 @@ def test_on_a_shared_cluster_the_sweep_stays_there_and_holds_the_cluster(
     assert code == 0, stdout + stderr
     assert "Deployed sweep cartpole-lr on GKE (shared cluster shared-cpu" in " ".join(stdout.split())
     assert stack_config(gke_lab, SWEEP)["tfcli:sharedClusterStack"] == "shared-cpu"
-    assert record(gke_lab, SWEEP)["shared_cluster"] == "shared-cpu"
+    assert record(gke_lab, SWEEP)["gke"]["shared_cluster"] == "shared-cpu"
     code, _, stderr = invoke("cluster", "delete", "-c", "shared-cpu")
     assert code == 1 and f"'shared-cpu' runs {SWEEP}" in stderr and f"experiment stop -s {SWEEP}" in stderr
     code, _, stderr = invoke("cluster", "create", "-f", "single-node", "-c", "other-cpu")

@@ -1,56 +1,108 @@
 """``run.json``: what the last ``start`` of a run (an experiment, a trial, a sweep) recorded, typed.
 
-Every later command reads it to find the run's backend and, locally, its process; nothing else decides where a run
-lives. Files written by earlier versions of tfcli load as they are: unknown keys are ignored and a field of the wrong
-type reads as unset, so an old or hand-edited file never stops ``status`` or ``stop``.
+Every later command reads it to find the run's backend and what that backend needs to find the run again; nothing
+else decides where a run lives. The shared :class:`RunRecord` holds what every backend has (its name, when it
+started and stopped, a sweep's trials at a time); each backend keeps its own state under its own key
+(``"local": {"pid": ...}``, ``"gke": {"stack": ...}``) as a typed :class:`Handle` of its own package, which this
+layer stores without knowing its fields — as SkyPilot's backends each own their ``ResourceHandle``.
+
+Files written by earlier versions of tfcli load as they are: their backend's fields were flat keys beside
+``backend``, and are read as that backend's section (:func:`sections_of`); unknown keys are ignored and a field of
+the wrong type reads as unset, so an old or hand-edited file never stops ``status`` or ``stop``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Self, TypeVar
 
-BackendName = Literal["local", "gke"]
-BACKENDS: tuple[BackendName, ...] = ("local", "gke")
 MAX_RECORD_BYTES = 64 * 1024  # tfcli writes a few hundred bytes; anything larger is not a run record
+SHARED = ("backend", "started_at", "stopped", "stopped_at", "parallel")  # run.json's keys every backend writes
+
+
+def typed_value(kind: str, value: object) -> object:
+    """``value`` as a field of type ``kind`` (``bool``, ``int | None`` or ``str | None``, as the annotations spell
+    them) reads it, or unset: a flag is only ``true``, a number only a JSON integer."""
+    if kind == "bool":
+        return value is True
+    if kind.startswith("int"):
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if isinstance(value, str) else None
+
+
+def read_fields(kind: type[Any], data: Mapping[str, object]) -> dict[str, object]:
+    """The dataclass ``kind``'s fields read from ``data`` by :func:`typed_value` (missing keys: unset)."""
+    return {item.name: typed_value(str(item.type), data.get(item.name)) for item in dataclasses.fields(kind)}
+
+
+def written_fields(value: object) -> dict[str, Any]:
+    """A record's fields as run.json holds them: every field (``null`` where unset, so scripts read one shape),
+    flags only when raised."""
+    return {
+        item.name: getattr(value, item.name)
+        for item in dataclasses.fields(value)  # type: ignore[arg-type]
+        if getattr(value, item.name) is not False
+    }
+
+
+@dataclass(frozen=True)
+class Handle:
+    """A backend's own state in ``run.json`` under its :attr:`KEY`; a subclass is a frozen dataclass whose fields are
+    ``bool``, ``int | None`` or ``str | None`` (``tfcli/local/handle.py``, ``tfcli/gke/handle.py``)."""
+
+    KEY: ClassVar[str] = ""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> Self:
+        return cls(**read_fields(cls, data))
+
+    def to_json(self) -> dict[str, Any]:
+        return written_fields(self)
+
+
+H = TypeVar("H", bound=Handle)
+
+
+def sections_of(data: Mapping[str, object]) -> dict[str, dict[str, object]]:
+    """Each backend's section of a run.json; a file of an earlier version has its backend's fields as flat keys
+    beside ``backend`` (``{"backend": "gke", "stack": ...}``, every field written, null where unset), read as that
+    backend's section: the ones set (a local run's file held the GKE fields as nulls)."""
+    sections = {key: dict(value) for key, value in data.items() if key not in SHARED and isinstance(value, dict)}
+    backend = data.get("backend")
+    if isinstance(backend, str) and backend not in sections:
+        flat = {k: v for k, v in data.items() if k not in SHARED and v is not None and not isinstance(v, dict)}
+        if flat:
+            sections[backend] = flat
+    return sections
 
 
 @dataclass(frozen=True)
 class RunRecord:
-    """The fields of ``run.json`` (docs/design.md §3)."""
+    """The fields of ``run.json`` every backend has (docs/design.md §9.2), and each backend's own section."""
 
-    backend: BackendName | None = None  # where the run was last started
+    backend: str | None = None  # where the run was last started: a registered backend's name
     started_at: str | None = None  # ISO time of that start (UTC)
-    pid: int | None = None  # local: the supervisor's (experiment) or the queue's (sweep) process
-    pause_requested: bool = False  # local: a pause was asked for (SIGTERM sent)
     stopped: bool = False  # stopped for good (GKE: its stack destroyed after its results were downloaded)
     stopped_at: str | None = None
-    stack: str | None = None  # GKE: the Pulumi stack that runs it (a trial's is its sweep's)
-    shared_cluster: str | None = None  # GKE: the shared cluster's stack, None on a cluster of its own
-    sweep: str | None = None  # a trial: the sweep it belongs to (while that sweep's GKE stack runs it)
     parallel: int | None = None  # a sweep: trials at a time
-    # GKE: how the cluster ended the run (failed, stopped), kept when its stack is torn down: a trial that failed
-    # before it wrote a result.json, or a sweep whose Job failed, says so after `stop` too.
-    ended_as: str | None = None
-    ended_reason: str | None = None
+    sections: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # backend name -> its handle's JSON
 
     @property
     def started(self) -> bool:
         """Whether anything was recorded (a run that never started has no ``run.json``)."""
         return self != RunRecord()
 
-    @property
-    def deployed_on_gke(self) -> bool:
-        """Started on GKE and not stopped since: its stack may be running it."""
-        return self.backend == "gke" and not self.stopped
+    def handle(self, kind: type[H]) -> H:
+        """The backend ``kind``'s state (all unset when it wrote none)."""
+        return kind.from_json(self.sections.get(kind.KEY, {}))
 
-    @property
-    def gke_trial_of(self) -> str | None:
-        """The GKE sweep whose stack runs this trial, while it is deployed."""
-        return self.sweep if self.deployed_on_gke else None
+    def with_handle(self, handle: Handle) -> RunRecord:
+        """A copy holding ``handle`` as its backend's section."""
+        return self.but(sections={**self.sections, handle.KEY: handle.to_json()})
 
     def but(self, **changes: Any) -> RunRecord:
         """A copy with ``changes`` (the record is immutable: each write is a whole new file)."""
@@ -60,27 +112,17 @@ class RunRecord:
     def from_json(cls, data: object) -> RunRecord:
         if not isinstance(data, dict):
             return cls()
-        values: dict[str, Any] = {}
-        for item in dataclasses.fields(cls):
-            value = data.get(item.name)
-            if item.name == "backend":
-                values["backend"] = cast(BackendName, value) if value in BACKENDS else None
-            elif item.name in ("pause_requested", "stopped"):
-                values[item.name] = value is True
-            elif item.name in ("pid", "parallel"):
-                ok = isinstance(value, int) and not isinstance(value, bool)
-                values[item.name] = value if ok else None
-            else:
-                values[item.name] = value if isinstance(value, str) else None
-        return cls(**values)
+        shared = read_fields(cls, data)
+        shared.pop("sections")
+        backend = data.get("backend")
+        shared["backend"] = backend if isinstance(backend, str) and backend else None
+        return cls(**shared, sections=sections_of(data))  # type: ignore[arg-type]
 
     def to_json(self) -> dict[str, Any]:
-        """Every field (``null`` where unset, so scripts read one shape), flags only when raised."""
-        return {
-            item.name: getattr(self, item.name)
-            for item in dataclasses.fields(self)
-            if getattr(self, item.name) is not False
-        }
+        """The shared fields (as :func:`written_fields`), then each backend's section under its name."""
+        shared = written_fields(self)
+        shared.pop("sections")
+        return shared | {name: dict(section) for name, section in self.sections.items()}
 
     @classmethod
     def read(cls, path: Path) -> RunRecord:

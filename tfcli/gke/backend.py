@@ -9,10 +9,10 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from tfcli.experiments.record import BackendName
 from tfcli.gke import experiments, follow, planning, sweeps
 from tfcli.gke.deploy import Deployment, has_results
 from tfcli.gke.events import UpdateObserver
+from tfcli.gke.handle import gke_of, gke_trial_of
 from tfcli.gke.logs import stream_logs
 from tfcli.gke.pulumi_cli import InstallPrompt
 from tfcli.gke.stacks import Stacks
@@ -29,7 +29,7 @@ from trainer.kernel.errors import TfcliError
 class GkeBackend:
     """Pulumi stacks on Google Kubernetes Engine."""
 
-    name: BackendName = "gke"
+    name = "gke"
     waits_by_default = False  # a run on GKE goes on without this machine: `start` returns once it is deployed
 
     def __init__(
@@ -93,11 +93,9 @@ class GkeBackend:
             hint = f"Watch it with {status}; `tfcli experiment download -e {run.name}` copies its results so far."
         return Started(
             run,
-            "gke",
+            self.name,
             nothing_to_run=nothing,
-            outputs=outputs,
-            shared_cluster=shared,
-            result_generation=deployment.result_generation,
+            launched=deployment,
             announce=[done if nothing else announce],
             detached_hint=hint,
             results_here=False,
@@ -162,7 +160,7 @@ class GkeBackend:
         stacks = self.stacks(run.project)
         if run.kind == "sweep":
             return view(run.store, run.sweep(), stacks=stacks).status
-        if run.record.sweep:
+        if gke_of(run.record).sweep:
             return trial_status(run.store, run.experiment(), stacks=stacks)
         return experiments.status(run.experiment(), run.project, stacks=stacks)
 
@@ -172,13 +170,13 @@ class GkeBackend:
             with run.locked():
                 return sweeps.download(run.store, run.sweep(), stacks=stacks)
         experiment = run.experiment()
-        if (sweep := run.record.gke_trial_of) is not None:
+        if (sweep := gke_trial_of(run.record)) is not None:
             state = stacks.state(sweep)
             found = sweeps.download_trial(run.store, experiment, state.outputs) if state.deployed else None
             if found is None:
                 raise TfcliError(f"trial '{run.name}' of sweep '{sweep}' has no results in the bucket yet")
             return [found]
-        if run.record.sweep:  # a trial of a stopped sweep: its results were downloaded when it stopped
+        if gke_of(run.record).sweep:  # a trial of a stopped sweep: its results were downloaded when it stopped
             if not has_results(experiment):
                 raise TfcliError(f"experiment '{run.name}' has no results yet", hint="start it first")
             return [experiment.results]

@@ -14,6 +14,7 @@ A deployed stack refuses what would replace its cluster or bucket (:func:`refuse
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from tfcli.experiments.record import RunRecord
 from tfcli.experiments.store import ExperimentDir, RunFolder
 from tfcli.gke import waiting
 from tfcli.gke.events import UpdateObserver
+from tfcli.gke.handle import GkeHandle, gke_of
 from tfcli.gke.image_stack import ensure_images, wanted_image_stack
 from tfcli.gke.results import RemoteResults
 from tfcli.gke.stacks import Stacks, StackState, planned_total
@@ -220,6 +222,10 @@ class Deployment:
     nothing_to_run: bool = False
     result_generation: int | None = None  # an experiment's result.json before the update (``--wait`` waits for another)
 
+    @property
+    def own_cluster(self) -> bool:
+        return self.shared_cluster is None
+
 
 def start_stack(
     stacks: Stacks,
@@ -299,6 +305,8 @@ def tear_down(stacks: Stacks, state: StackState, *, observer: UpdateObserver | N
         stacks.destroy(stacks.stack(state.name), observer=observer, total=stack_total(stacks, state.name))
 
 
-def mark_stopped(folder: RunFolder, stopped_at: str, **record: Any) -> None:
-    """The folder's run stopped for good on GKE (its stack destroyed), with ``record``'s fields."""
-    folder.write_run_record(folder.run_record().but(backend="gke", stopped=True, stopped_at=stopped_at, **record))
+def mark_stopped(folder: RunFolder, stopped_at: str, **gke: str) -> None:
+    """The folder's run stopped for good on GKE (its stack destroyed), with ``gke``'s fields of its handle."""
+    record = folder.run_record()
+    handle = dataclasses.replace(gke_of(record), **gke)
+    folder.write_run_record(record.but(backend=GkeHandle.KEY, stopped=True, stopped_at=stopped_at).with_handle(handle))

@@ -37,6 +37,7 @@ from tfcli.gke.deploy import (
 )
 from tfcli.gke.events import UpdateObserver
 from tfcli.gke.gcp_project import require_gcp
+from tfcli.gke.handle import GkeHandle
 from tfcli.gke.price_source import fix_prices
 from tfcli.gke.results import RemoteResults, remote_results
 from tfcli.gke.results import download_results as copy_results
@@ -90,7 +91,8 @@ def start(
         done = before is not None and reported_state(spec_data, remote.result(before)) == "completed"
         return done, None if before is None else before.generation
 
-    record = RunRecord(backend="gke", stack=name, shared_cluster=planned.shared_cluster, started_at=now())
+    record = RunRecord(backend=GkeHandle.KEY, started_at=now())
+    record = record.with_handle(GkeHandle(stack=name, shared_cluster=planned.shared_cluster))
     start = StackStart(
         experiment,
         [experiment],

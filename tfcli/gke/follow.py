@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from tfcli.gke import waiting
+from tfcli.gke.deploy import Deployment
 from tfcli.gke.results import RemoteResults, remote_results
 from tfcli.gke.stacks import Stacks
 from tfcli.gke.sweep_readings import SweepView
@@ -18,6 +19,12 @@ from tfcli.runs.results import Ended, Started, exit_code
 from trainer.kernel.spec.outcomes import EXIT_COMPLETED, EXIT_PAUSED
 
 ENDED = ("completed", "failed", "paused")
+
+
+def deployment_of(started: Started) -> Deployment:
+    """What a GKE ``start`` deployed (its stack's outputs, the shared cluster it runs on)."""
+    assert isinstance(started.launched, Deployment), started.launched
+    return started.launched
 
 
 def follow_experiment(backend: Backend, started: Started, watcher: Watcher) -> Ended:
@@ -30,12 +37,13 @@ def follow_experiment(backend: Backend, started: Started, watcher: Watcher) -> E
         if reader.episodes:
             watcher.progress(reader.timesteps, reader.episodes, reader.mean_return)
 
-    remote = remote_results(run.project, started.outputs)
+    deployment = deployment_of(started)
+    remote = remote_results(run.project, deployment.outputs)
     try:
         result = waiting.wait_for_result(
             remote,
             lambda r: r.get("status") in ENDED,
-            initial=started.result_generation,
+            initial=deployment.result_generation,
             timeout=None,
             on_poll=show,
         )
@@ -49,7 +57,7 @@ def follow_experiment(backend: Backend, started: Started, watcher: Watcher) -> E
         )
         return Ended(run, "running", 130, interrupted=True, report=False, notes=[note])
     status = str(result.get("status"))
-    if status == "completed" and started.own_cluster:
+    if status == "completed" and deployment.own_cluster:
         watcher.say(f"Downloading the results of {name} and tearing its cluster down…")
         backend.stop(run, download=True)
     else:
@@ -61,7 +69,7 @@ def follow_experiment(backend: Backend, started: Started, watcher: Watcher) -> E
             f"       its stack is still deployed (and billed): `tfcli experiment logs -e {name}` says how to read "
             f"its logs, `tfcli experiment stop -e {name}` tears it down"
         )
-    elif status == "completed" and not started.own_cluster:
+    elif status == "completed" and not deployment.own_cluster:
         ended.notes.append(
             f"  its workloads and bucket stay on the shared cluster until `tfcli experiment stop -e {name}`"
         )
@@ -90,7 +98,7 @@ def _sweep_ended(backend: Backend, started: Started, view: SweepView, seconds: f
     reasons kept in their run records, the stack destroyed): nothing is left billing. On a shared cluster its
     results are downloaded and its workloads stay until ``stop -s``."""
     run, state = started.run, view.status.state
-    if state in ("completed", "failed") and started.own_cluster:
+    if state in ("completed", "failed") and deployment_of(started).own_cluster:
         watcher.say(f"Downloading the results of {run.name}'s trials and tearing its cluster down…")
         backend.stop(run, download=True)
     else:

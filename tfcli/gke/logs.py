@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tfcli.experiments.store import ExperimentDir
+from tfcli.gke.handle import gke_of
 from tfcli.gke.stacks import Stacks
 from tfcli.gke.sweep_job import SlotTable
 from tfcli.project import ProjectDir
@@ -55,7 +56,7 @@ def stream_logs(
     from tfcli.gke.kube import kube_for
     from tfcli.gke.pod_states import pod_state
 
-    sweep = experiment.run_record().sweep
+    sweep = gke_of(experiment.run_record()).sweep
     stack = str(sweep or experiment.name)
     if sweep and worker is not None:
         raise TfcliError("--worker is for distributed runs; a sweep's trials on GKE run in one pod each")

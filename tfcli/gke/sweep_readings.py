@@ -20,6 +20,7 @@ from tfcli.experiments.status import ENDED_FOR_GOOD, Status, reported_state, sta
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.gke import states, sweep_job
 from tfcli.gke.bucket_reads import BucketReads, read_trials
+from tfcli.gke.handle import gke_of
 from tfcli.gke.pod_states import PodState
 from tfcli.gke.results import RemoteResults, remote_results
 from tfcli.gke.stacks import Stacks, StackState
@@ -98,8 +99,9 @@ def read_downloaded(experiment: ExperimentDir, trial: Trial) -> TrialReading:
     record = experiment.run_record() if experiment.exists() else None
     reported = str(result.get("status", ""))
     detail = ""
-    if record is not None and record.ended_as:
-        state, detail = record.ended_as, record.ended_reason or ""
+    ended = gke_of(record) if record is not None else None
+    if ended is not None and ended.ended_as:
+        state, detail = ended.ended_as, ended.ended_reason or ""
     elif reported in FINAL:
         state = reported
     elif record is not None and record.stopped:
@@ -164,8 +166,9 @@ def view(store: ExperimentStore, sweep: SweepDir, *, stacks: Stacks, reads: Buck
     else:
         readings = [read_downloaded(store.dir(trial.name), trial) for trial in trials]
         current = states.undeployed_state(record, state)
-        if current == "stopped" and record.ended_as:  # how the cluster ended it, before it was torn down
-            current, detail = record.ended_as, record.ended_reason or ""
+        handle = gke_of(record)
+        if current == "stopped" and handle.ended_as:  # how the cluster ended it, before it was torn down
+            current, detail = handle.ended_as, handle.ended_reason or ""
         parallel = record.parallel
     counts = dict(Counter(reading.state for reading in readings))
     trial_statuses = [(reading.trial, reading.status()) for reading in readings]
@@ -241,7 +244,7 @@ def trial_status(store: ExperimentStore, experiment: ExperimentDir, *, stacks: S
     """``status -e <sweep>-k`` of a trial of a GKE sweep: read from the sweep's bucket (its download once stopped)."""
     from tfcli.sweeps.store import get_sweep
 
-    sweep = get_sweep(store, str(experiment.run_record().sweep))
+    sweep = get_sweep(store, str(gke_of(experiment.run_record()).sweep))
     trial = next(trial for trial in sweep.trials() if trial.name == experiment.name)
     state = stacks.state(sweep.name)
     if state.deployed:

@@ -40,6 +40,7 @@ from tfcli.gke.deploy import (
 )
 from tfcli.gke.events import UpdateObserver
 from tfcli.gke.gcp_project import require_gcp
+from tfcli.gke.handle import GkeHandle
 from tfcli.gke.price_source import fix_prices
 from tfcli.gke.results import download_results as copy_results
 from tfcli.gke.results import remote_results
@@ -98,10 +99,9 @@ def start(
         ), None
 
     started = now()
-    records: dict[RunFolder, RunRecord] = {
-        sweep: RunRecord(backend="gke", stack=name, shared_cluster=shared, started_at=started)
-    }
-    records.update({trial: RunRecord(backend="gke", sweep=name, stack=name, started_at=started) for trial in trials})
+    record = RunRecord(backend=GkeHandle.KEY, started_at=started)
+    records: dict[RunFolder, RunRecord] = {sweep: record.with_handle(GkeHandle(stack=name, shared_cluster=shared))}
+    records.update({trial: record.with_handle(GkeHandle(stack=name, sweep=name)) for trial in trials})
     plan = StackStart(sweep, trials, stack_file, shared, records)
     deployed = start_stack(stacks, plan, restart=restart, completed=completed, observer=observer)
     if not deployed.nothing_to_run and deployed.outputs.get("parallelism") is not None:

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfcli.experiments.record import BackendName
 from tfcli.experiments.spec_view import SpecView
 from tfcli.local import experiments, sweeps
 from tfcli.local.follow import follow_experiment, follow_sweep
+from tfcli.local.handle import local_of
 from tfcli.runs.backend import Watcher
+from tfcli.runs.registry import held_elsewhere, title
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.resuming import ResumePlan, check_experiment_resumable, released_members
 from tfcli.runs.run import Run
@@ -51,7 +52,7 @@ class LocalPlan:
 class LocalBackend:
     """Processes on this machine."""
 
-    name: BackendName = "local"
+    name = "local"
     waits_by_default = True  # a run here is followed until it ends unless told --detach
 
     def start(self, run: Run, options: StartOptions, *, held: frozenset[str] | None = None) -> Started:
@@ -61,10 +62,11 @@ class LocalBackend:
                 "--cluster: a shared cluster is a GKE cluster; it has no meaning for a run on this machine"
             )
         for member in run.members():
-            if member.run_record().deployed_on_gke:
+            if held_elsewhere(record := member.run_record(), self.name):
                 what = "trial" if run.kind == "sweep" else "experiment"
                 raise TfcliError(
-                    f"{what} '{member.name}' is deployed on GKE; it cannot run here at the same time",
+                    f"{what} '{member.name}' is deployed on {title(str(record.backend))}; it cannot run here at the "
+                    "same time",
                     hint=f"`tfcli experiment stop {run.flag}` downloads its results (checkpoints included) and "
                     "destroys its stack; `--local` then continues it on this machine",
                 )
@@ -86,7 +88,7 @@ class LocalBackend:
             done = f"{name} has already completed (`--restart` starts it over)."
             if run.kind == "sweep":
                 done = f"Every trial of {name} has already completed (`--restart` starts the sweep over)."
-            return Started(run, "local", nothing_to_run=True, announce=[done])
+            return Started(run, self.name, nothing_to_run=True, announce=[done])
         if run.kind == "sweep":
             announce = [f"Started sweep {name}: {parallel} trial(s) at a time (queue pid {process.pid})"]
             hint = f"Watch it with {status}; `tfcli experiment list -s {name}` compares."
@@ -96,14 +98,14 @@ class LocalBackend:
                 f"Started {name} in the background (pid {process.pid}). "
                 f"Watch it with `tfcli experiment logs -e {name} -f` or {status}."
             )
-        return Started(run, "local", process=process, parallel=parallel, announce=announce, detached_hint=hint)
+        return Started(run, self.name, launched=process, parallel=parallel, announce=announce, detached_hint=hint)
 
     def check_resumable(self, run: Run, plan: ResumePlan | None = None) -> None:
         """An experiment resumes when paused, stopped, interrupted or failed, or completed (pruned) when its budget
         is raised; a sweep resumes its unfinished trials whatever its state."""
         if run.kind == "sweep" and sweeps.queue_alive(run.sweep()):
             raise TfcliError(
-                f"sweep '{run.name}' is already running (pid {run.sweep().run_record().pid})",
+                f"sweep '{run.name}' is already running (pid {local_of(run.sweep().run_record()).pid})",
                 hint=f"pause it first (`tfcli experiment pause -s {run.name}`), then resume it",
             )
         if run.kind == "experiment":

@@ -16,6 +16,7 @@ from pathlib import Path
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.status import Status, reported_state, status_from
 from tfcli.experiments.store import ExperimentDir
+from tfcli.local.handle import local_of
 from tfcli.local.log_cap import HEAD
 from tfcli.local.processes import RecordedProcess
 from trainer.kernel.errors import TfcliError
@@ -45,7 +46,7 @@ def launch(experiment: ExperimentDir, *, restart: bool = False) -> subprocess.Po
     """Start the experiment's supervisor; call with the experiment locked."""
     if is_running(experiment):
         raise TfcliError(
-            f"experiment '{experiment.name}' is already running (pid {experiment.run_record().pid})",
+            f"experiment '{experiment.name}' is already running (pid {local_of(experiment.run_record()).pid})",
             hint=f"follow it with `tfcli experiment logs -e {experiment.name} -f`, or pause it first",
         )
     if restart:
@@ -95,7 +96,7 @@ def status(experiment: ExperimentDir) -> Status:
     orphan = None if supervised else trainer_pid(experiment)  # a trainer whose supervisor was killed
     alive = supervised or orphan is not None
     if alive:
-        state = "pausing" if record.pause_requested else "running"
+        state = "pausing" if local_of(record).pause_requested else "running"
     elif record.stopped:
         state = "stopped"
     elif result:
@@ -112,7 +113,7 @@ def status(experiment: ExperimentDir) -> Status:
         result=result,
         reader=reader,
         final=bool(result) and not alive,
-        pid=record.pid if supervised else orphan,
+        pid=local_of(record).pid if supervised else orphan,
         detail=_detail(state, result, supervised=supervised),
     )
 

@@ -28,10 +28,16 @@ def wait_a_tick(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=POLL_SECONDS)
 
 
+def launched_process(started: Started) -> subprocess.Popen[bytes] | None:
+    """The process a local ``start`` launched (the supervisor or the queue; None: nothing to run)."""
+    assert started.launched is None or isinstance(started.launched, subprocess.Popen), started.launched
+    return started.launched
+
+
 def follow_experiment(started: Started, watcher: Watcher) -> Ended:
     """Report progress until the supervisor exits; the first Ctrl-C pauses the run (checkpoint)."""
     experiment = started.run.experiment()
-    process = started.process
+    process = launched_process(started)
     assert process is not None
     reader = ProgressReader(experiment.results / "progress.jsonl")
     interrupted = False
@@ -58,7 +64,7 @@ def follow_experiment(started: Started, watcher: Watcher) -> Ended:
 
 def follow_sweep(started: Started, watcher: Watcher) -> Ended:
     """Report each trial's start and end until the queue exits; Ctrl-C pauses the sweep."""
-    run, process = started.run, started.process
+    run, process = started.run, launched_process(started)
     sweep = run.sweep()
     began = time.monotonic()
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import os
 import signal
 import subprocess
@@ -22,6 +23,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from tfcli.experiments.record import RunRecord
+from tfcli.local.handle import LocalHandle
 from trainer.kernel.errors import TfcliError
 
 if TYPE_CHECKING:  # the project's models: not for a supervisor starting its trainer
@@ -179,13 +181,14 @@ class RecordedProcess:
 
     def alive(self, pid: int | None = None) -> bool:
         """Whether the recorded process (or ``pid``) still runs and is ours."""
-        return process_alive(self.folder.run_record().pid if pid is None else pid, self.module, self.folder.root)
+        recorded = self.folder.run_record().handle(LocalHandle).pid
+        return process_alive(recorded if pid is None else pid, self.module, self.folder.root)
 
-    def launch(self, arguments: list[str], log_file: Path, **record: object) -> subprocess.Popen[bytes]:
-        """Start it and record it as the folder's run (``backend: local``, its pid, ``record``'s fields)."""
+    def launch(self, arguments: list[str], log_file: Path, *, parallel: int | None = None) -> subprocess.Popen[bytes]:
+        """Start it and record it as the folder's run (``backend: local``, its pid; a sweep's ``parallel``)."""
         process = spawn(self.module, arguments, log_file)
-        fields = {"backend": "local", "pid": process.pid, "started_at": now(), **record}
-        self.folder.write_run_record(RunRecord.from_json(fields))
+        record = RunRecord(backend=LocalHandle.KEY, started_at=now(), parallel=parallel)
+        self.folder.write_run_record(record.with_handle(LocalHandle(pid=process.pid)))
         return process
 
     def request_pause(self) -> int:
@@ -193,10 +196,11 @@ class RecordedProcess:
         record = self.folder.run_record()
         if not self.alive():
             raise TfcliError(f"{self.folder.kind} '{self.folder.name}' is not running")
-        assert record.pid is not None
-        self.folder.write_run_record(record.but(pause_requested=True))
-        os.kill(record.pid, signal.SIGTERM)
-        return record.pid
+        handle = record.handle(LocalHandle)
+        assert handle.pid is not None
+        self.folder.write_run_record(record.with_handle(dataclasses.replace(handle, pause_requested=True)))
+        os.kill(handle.pid, signal.SIGTERM)
+        return handle.pid
 
     def wait_exit(self, pid: int, timeout: float) -> bool:
         """Wait until ``pid`` has exited; False on timeout."""
@@ -220,6 +224,6 @@ class RecordedProcess:
                 kill_trainer(self.output, KILL_GRACE)
 
     def mark_stopped(self) -> None:
-        self.folder.write_run_record(
-            self.folder.run_record().but(pause_requested=False, stopped=True, stopped_at=now())
-        )
+        record = self.folder.run_record()
+        handle = dataclasses.replace(record.handle(LocalHandle), pause_requested=False)
+        self.folder.write_run_record(record.but(stopped=True, stopped_at=now()).with_handle(handle))

@@ -31,6 +31,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from tfcli.experiments.spec_view import SpecView
+from tfcli.local.handle import local_of
 from tfcli.local.processes import handle_stop_signals
 from tfcli.local.warm import warm_trainer
 from trainer.kernel.errors import TfcliError
@@ -91,7 +92,7 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
                 (waiting if trial in waiting else pending).remove(trial)
                 if experiments.is_running(trial):
                     running[trial.name] = (trial, None)
-                    _log(f"{trial.name}: already running (pid {trial.run_record().pid}), adopted")
+                    _log(f"{trial.name}: already running (pid {local_of(trial.run_record()).pid}), adopted")
                     continue
                 try:
                     with trial.locked():

@@ -18,6 +18,7 @@ from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.status import ENDED_FOR_GOOD
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.local import experiments as local_experiments
+from tfcli.local.handle import local_of
 from tfcli.local.processes import RecordedProcess
 from tfcli.sweeps.status import SweepStatus
 from tfcli.sweeps.store import SweepDir, trial_dirs
@@ -82,12 +83,12 @@ def sweep_status(store: ExperimentStore, sweep: SweepDir) -> SweepStatus:
     counts = dict(Counter(status.state for _, status in trials))
     alive = queue_alive(sweep)
     if alive:
-        state = "pausing" if record.pause_requested else "running"
+        state = "pausing" if local_of(record).pause_requested else "running"
     elif sum(counts.get(state, 0) for state in ENDED_FOR_GOOD) == len(trials):
         state = "completed"
     elif record.stopped:
         state = "stopped"
-    elif record.pause_requested:
+    elif local_of(record).pause_requested:
         state = "paused"
     elif any(status.state in ("running", "pausing") for _, status in trials):
         state = "interrupted"  # the queue died; its trials go on, and `start -s` adopts them
@@ -97,7 +98,7 @@ def sweep_status(store: ExperimentStore, sweep: SweepDir) -> SweepStatus:
         state = "interrupted"
     else:
         state = "new"
-    return SweepStatus(sweep.name, state, record.parallel, counts, trials, record.pid if alive else None)
+    return SweepStatus(sweep.name, state, record.parallel, counts, trials, local_of(record).pid if alive else None)
 
 
 def _clear(experiment: ExperimentDir) -> None:
@@ -121,7 +122,7 @@ def start_sweep(
     chosen = parallel_in_effect(sweep, parallel)
     if queue_alive(sweep):
         raise TfcliError(
-            f"sweep '{sweep.name}' is already running (pid {sweep.run_record().pid})",
+            f"sweep '{sweep.name}' is already running (pid {local_of(sweep.run_record()).pid})",
             hint=f"`tfcli experiment status -s {sweep.name}` shows its trials",
         )
     trials = [experiment for _, experiment in trial_dirs(store, sweep)]

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tfcli.experiments.record import BackendName
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.resuming import ResumePlan
 from tfcli.runs.run import Run
@@ -43,9 +42,10 @@ class Watcher(Protocol):
 
 
 class Backend(Protocol):
-    """Where runs train: this machine (``local``) or GKE (``gke``)."""
+    """Where runs train: this machine (``local``), GKE (``gke``) or any backend registered by name
+    (:mod:`tfcli.runs.registry`)."""
 
-    name: BackendName
+    name: str  # its name in the registry (tfcli/runs/registry.py), run.json and --backend
     waits_by_default: bool  # whether ``start`` follows the run unless told ``--detach``
 
     def start(self, run: Run, options: StartOptions) -> Started:

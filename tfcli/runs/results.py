@@ -5,18 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from tfcli.experiments.record import BackendName
 from tfcli.experiments.status import Status
 from tfcli.runs.run import Run
 from tfcli.sweeps.status import SweepStatus
 from trainer.kernel.errors import InvalidInput
 from trainer.kernel.spec.documents import display_path
 from trainer.kernel.spec.outcomes import EXIT_PAUSED
-
-if TYPE_CHECKING:
-    import subprocess
 
 RunStatus = Status | SweepStatus
 
@@ -32,27 +27,19 @@ class StartOptions:
 
 @dataclass(frozen=True)
 class Started:
-    """What ``start`` (or ``resume``) did: nothing (``nothing_to_run``: it had completed), a process started here,
-    or a stack deployed."""
+    """What ``start`` (or ``resume``) did, as every backend says it: nothing (``nothing_to_run``: it had completed)
+    or a run launched. What the backend launched is ``launched``, in the backend's own type, read back only by that
+    backend's ``follow`` (local: the supervisor's or the queue's process; GKE: the stack's ``Deployment``)."""
 
     run: Run
-    backend: BackendName
+    backend: str
     nothing_to_run: bool = False
-    process: subprocess.Popen[bytes] | None = None  # local: the supervisor (experiment) or the queue (sweep)
     parallel: int | None = None  # a sweep: trials at a time
-    outputs: dict[str, Any] = field(default_factory=dict)  # GKE: the stack's outputs
-    shared_cluster: str | None = None  # GKE: the shared cluster it runs on (None: a cluster of its own)
-    result_generation: int | None = (
-        None  # GKE: result.json's generation before the update (``--wait`` waits for another)
-    )
+    launched: object = None
     announce: list[str] = field(default_factory=list)  # what was started, as the backend says it
     detached_hint: str = ""  # how to watch it when the command does not wait
     results_here: bool = True  # its result.json is in experiments/NAME/results/ (locally: written in place)
     where: str = ""  # shown beside the run's name while following ("on GKE")
-
-    @property
-    def own_cluster(self) -> bool:
-        return self.shared_cluster is None
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import typer
 from tfcli.cli.console import err, out
 from tfcli.cli.context import CliContext
 from tfcli.cli.experiment.launch import show_started
-from tfcli.cli.experiment.options import Wait
+from tfcli.cli.experiment.options import BackendName, Wait, chosen_backend
 
 
 def show_notes(notes: list[str]) -> None:
@@ -56,6 +56,7 @@ def new(
     seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
     start: Annotated[bool, typer.Option("--start", "-s", help="Start it right away (as `experiment start`).")] = False,
     local: Annotated[bool, typer.Option("--local", help="With --start: run on this machine.")] = False,
+    backend: BackendName = None,
 ) -> None:
     """Create an experiment from a spec (-f), with flags overriding the spec's keys, or from flags alone
     (-n NAME -A AGENT -E ENVIRONMENT and a budget, as the original client's `experiment new`)."""
@@ -72,7 +73,10 @@ def new(
         "repeat_actions": repeat_actions, "saver_frequency": saver_frequency,
         "summary_frequency": summary_frequency, "debug_logging": debug_logging, "seed": seed,
     }  # fmt: skip
+    chosen = chosen_backend(local, backend)
     ctx = CliContext()
+    if start:
+        ctx.backends.check_start(ctx.project, backend=chosen, shared_cluster=None)  # before anything is written
     with collect_notes() as notes:
         experiment = create_experiment(ctx.store, file, overrides)
     show_notes(notes)
@@ -86,7 +90,7 @@ def new(
         out().print(f"Start it with `tfcli experiment start -e {experiment.name}`")
         return
     run = ctx.run(experiment=experiment.name)
-    show_started(ctx, ctx.backends.start(run, local=local, options=StartOptions()), None)
+    show_started(ctx, ctx.backends.start(run, backend=chosen, options=StartOptions()), None)
 
 
 def sweep(
@@ -117,6 +121,7 @@ def sweep(
     ] = None,
     start: Annotated[bool, typer.Option("--start", help="Start it right away (as `start -s`).")] = False,
     local: Annotated[bool, typer.Option("--local", help="With --start: run on this machine.")] = False,
+    backend: BackendName = None,
     wait: Wait = None,
     restart: Annotated[bool, typer.Option("--restart", help="Replace a sweep of this name and its results.")] = False,
 ) -> None:
@@ -128,11 +133,14 @@ def sweep(
     from trainer.kernel.spec import ConfigLibrary
     from trainer.kernel.spec.documents import display_path
 
+    chosen = chosen_backend(local, backend) if start else None
     ctx = CliContext()
+    if start:
+        ctx.backends.check_start(ctx.project, backend=chosen, shared_cluster=None)  # before anything is written
     options = SweepOptions(
         name, tuple(sets or ()), seeds, random, random_seed, parallel, early_stop, reduction, min_timesteps
     )
-    on_gke = ctx.project.settings.default_backend == "gke" and not (start and local)  # where `start -s` runs it
+    on_gke = ctx.backends.chosen(ctx.project, chosen) == "gke"  # where `start -s` runs it
     planned = plan_sweep(file, options, ConfigLibrary.for_project(ctx.project.root), for_gke=on_gke)
     refuse_taken_name(ctx.store, planned, replace=restart)  # before any combination is built
     if build:
@@ -161,4 +169,4 @@ def sweep(
         out().print(f"Start it with `tfcli experiment start -s {created.name}`")
         return
     run = ctx.run(sweep=created.name)
-    show_started(ctx, ctx.backends.start(run, local=local, options=StartOptions(restart=restart)), wait)
+    show_started(ctx, ctx.backends.start(run, backend=chosen, options=StartOptions(restart=restart)), wait)

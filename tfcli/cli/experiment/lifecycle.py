@@ -10,7 +10,7 @@ import typer
 from tfcli.cli.console import out
 from tfcli.cli.context import CliContext
 from tfcli.cli.experiment.launch import show_started
-from tfcli.cli.experiment.options import OptionalName, Spec, SweepName, Wait
+from tfcli.cli.experiment.options import BackendName, OptionalName, Spec, SweepName, Wait, chosen_backend
 
 
 def start(
@@ -19,6 +19,7 @@ def start(
     local: Annotated[
         bool, typer.Option("--local", help="Run on this machine (the default without a GCP project).")
     ] = False,
+    backend: BackendName = None,
     cluster: Annotated[
         str | None, typer.Option("--cluster", "-c", help="Run on this shared cluster (GKE; `tfcli cluster create`).")
     ] = None,
@@ -47,8 +48,9 @@ def start(
         raise InvalidInput("--resume and --restart contradict each other")
     if cluster is not None:
         checked_flag(cluster, "--cluster")
+    chosen = chosen_backend(local, backend)
     ctx = CliContext()
-    ctx.backends.check_start(ctx.project, local=local, shared_cluster=cluster)  # before anything is written
+    ctx.backends.check_start(ctx.project, backend=chosen, shared_cluster=cluster)  # before anything is written
     if file is not None:
         experiment = create_experiment(
             ctx.store,
@@ -59,7 +61,7 @@ def start(
         ).name
     run = ctx.run(experiment=experiment, sweep=sweep)
     options = StartOptions(restart=restart, shared_cluster=cluster, parallel=parallel)
-    show_started(ctx, ctx.backends.start(run, local=local, options=options, resume=resume), wait)
+    show_started(ctx, ctx.backends.start(run, backend=chosen, options=options, resume=resume), wait)
 
 
 def resume(

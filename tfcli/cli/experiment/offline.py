@@ -11,7 +11,7 @@ import typer
 
 from tfcli.cli.console import err, out
 from tfcli.cli.context import CliContext
-from tfcli.cli.experiment.options import Cluster, Json, OptionalName, Spec, SweepName
+from tfcli.cli.experiment.options import BackendName, Cluster, Json, OptionalName, Spec, SweepName, chosen_backend
 
 
 def plan(
@@ -23,19 +23,18 @@ def plan(
     local: Annotated[
         bool, typer.Option("--local", help="The processes `start --local` would run on this machine instead.")
     ] = False,
+    backend: BackendName = None,
 ) -> None:
-    """Offline: the resources the experiment's (-s: sweep's) stack declares, key inputs and estimated hourly cost."""
-    from tfcli.cli.views.plan import show_local_plan, show_plan
+    """Offline: the resources the experiment's (-s: sweep's) stack declares, key inputs and estimated hourly cost;
+    --backend NAME (--local): what `start --backend NAME` would make there instead."""
+    from tfcli.cli.views.plan import show_plan
     from tfcli.gke.planning import plan as make_plan
     from tfcli.gke.planning import plan_data, planned, prices_for
 
     ctx = CliContext()
-    if local:
-        local_plan = ctx.backends.plan(ctx.run(experiment=experiment, sweep=sweep), cluster, local=True)
-        if as_json:
-            out().print_json(json.dumps(dataclasses.asdict(local_plan) | {"processes": local_plan.processes}))
-        else:
-            show_local_plan(local_plan)
+    chosen = chosen_backend(local, backend)
+    if chosen not in (None, "gke"):  # the stack is the default plan, whichever backend trains the run
+        show_backend_plan(ctx.backends.plan_on(ctx.run(experiment=experiment, sweep=sweep), chosen, cluster), as_json)
         return
     if sweep is not None or (experiment is not None and file is None):
         target = ctx.backends.plan(ctx.run(experiment=experiment, sweep=sweep), cluster)
@@ -53,6 +52,24 @@ def plan(
         from tfcli.cli.views.image_plan import show_image_plan
 
         show_image_plan(image)
+
+
+def show_backend_plan(found: object, as_json: bool) -> None:
+    """A backend's own plan: the local one's table, any other's fields (a plan is a dataclass)."""
+    from tfcli.cli.views.plan import show_local_plan
+    from tfcli.local.backend import LocalPlan
+
+    if isinstance(found, LocalPlan):
+        if as_json:
+            out().print_json(json.dumps(dataclasses.asdict(found) | {"processes": found.processes}))
+        else:
+            show_local_plan(found)
+        return
+    fields = dataclasses.asdict(found) if dataclasses.is_dataclass(found) and not isinstance(found, type) else {}
+    if as_json:
+        out().print_json(json.dumps(fields, default=str))
+    else:
+        out().print("\n".join(f"{key}: {value}" for key, value in fields.items()) or str(found), markup=False)
 
 
 def render(

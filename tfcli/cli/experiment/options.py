@@ -18,3 +18,21 @@ Wait = Annotated[
     bool | None,
     typer.Option("--wait/--detach", help="Wait for the end (default locally) or return at once (default on GKE)."),
 ]
+BackendName = Annotated[
+    str | None,
+    typer.Option(
+        "--backend",
+        metavar="NAME",
+        help="Train there: a registered backend (local, gke); default: tfcli.yaml's backend, else gke with a GCP "
+        "project, else local.",
+    ),
+]
+
+
+def chosen_backend(local: bool, backend: str | None) -> str | None:
+    """``--local`` is ``--backend local``; None: neither was given (the project's default)."""
+    if local and backend not in (None, "local"):
+        from trainer.kernel.errors import InvalidInput
+
+        raise InvalidInput(f"--local and --backend {backend} contradict each other (--local is --backend local)")
+    return "local" if local else backend

@@ -1,20 +1,26 @@
-"""The Backend contract: one lifecycle — start, status, pause, status, resume, status, stop, download — driven
-through :class:`tfcli.runs.backend.Backend` for both backends, with the same assertions.
+"""The Backend contract: one lifecycle — start, status, pause, status, logs, resume, status, stop, download — driven
+through :class:`tfcli.runs.backend.Backend` for every backend, with the same assertions, each backend made by name
+from the registry (:mod:`tfcli.runs.registry`).
 
-Locally it is real: the supervisor and a TensorForce run on this machine, paused by SIGTERM into a checkpoint. On GKE
-the stack is played by the fake ``pulumi`` (which writes the trainer's paused ``result.json`` into the bucket when
-an ``up`` suspends the Job) and the bucket by gcp-storage-emulator over real HTTP.
+- ``local`` is real: the supervisor and a TensorForce run on this machine, paused by SIGTERM into a checkpoint.
+- ``gke``: the stack is played by the fake ``pulumi`` (which writes the trainer's paused ``result.json`` into the
+  bucket when an ``up`` suspends the Job) and the bucket by gcp-storage-emulator over real HTTP. Its logs come from
+  the pods through the Kubernetes API, which this lifecycle does not stand in (tests/gke/test_live_progress.py and
+  the sweep journeys read them from the fake Kubernetes API): the GKE case covers everything but ``logs``.
+- ``elsewhere`` (tests/backends/elsewhere.py) is a backend tfcli does not know, registered by this test alone: a
+  real trainer subprocess in another working directory.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from elsewhere import registered
 from gke_testkit import FakePulumi, make_gke_project
 
 from tfcli.backends import Backends
@@ -22,12 +28,13 @@ from tfcli.experiments.create import create_experiment
 from tfcli.experiments.store import ExperimentStore
 from tfcli.project import open_project
 from tfcli.runs.backend import Backend
-from tfcli.runs.results import StartOptions
+from tfcli.runs.results import LogRequest, StartOptions
 from tfcli.runs.run import Run
 
 NAME = "contract"
 BUCKET = "tfcli-contract-96f4ee46"  # by heart: a renamed bucket fails tests
 BUDGET = 50_000  # far more than the test lets it train: it is paused and stopped on the way
+LOGS_OFFLINE = {"local", "elsewhere"}  # GKE's logs are its pods', read through the Kubernetes API
 
 
 def _wait_for(predicate: Any, what: str, timeout: float = 120.0) -> None:
@@ -46,10 +53,13 @@ def _episodes(count: int, length: int = 50) -> bytes:
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 
-@pytest.fixture(params=["local", "gke"])
-def lifecycle(request: pytest.FixtureRequest, project: Path, monkeypatch: pytest.MonkeyPatch) -> Lifecycle:
-    """A fresh experiment, the backend under test, and how its run gets some training done: locally the trainer's
-    first finished episodes; on GKE the trainer's progress.jsonl in the bucket (its pause answered by the fake)."""
+@pytest.fixture(params=["local", "gke", "elsewhere"])
+def lifecycle(
+    request: pytest.FixtureRequest, project: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: Any
+) -> Iterator[Lifecycle]:
+    """A fresh experiment, the backend under test, and how its run gets some training done: locally (and elsewhere)
+    the trainer's first finished episodes; on GKE the trainer's progress.jsonl in the bucket (its pause answered by
+    the fake)."""
     train: Callable[[], None] = lambda: None  # noqa: E731
     if request.param == "gke":
         fake: FakePulumi = request.getfixturevalue("fake_pulumi")
@@ -66,12 +76,13 @@ def lifecycle(request: pytest.FixtureRequest, project: Path, monkeypatch: pytest
     store = ExperimentStore(open_project())
     overrides = {"name": NAME, "total_timesteps": BUDGET, "saver_frequency": "200t", "seed": 1}
     create_experiment(store, "cartpole-ppo", overrides)
-    backend = Backends().named(request.param)
-    assert backend.name == request.param
-    run = Run(store, store.get(NAME))
-    if request.param == "local":
-        train = lambda: _wait_for(lambda: backend.status(run).timesteps > 0, "the first episodes")  # noqa: E731
-    return backend, run, train
+    with registered(tmp_path_factory.mktemp("elsewhere")):
+        backend = Backends().named(request.param)
+        assert backend.name == request.param
+        run = Run(store, store.get(NAME))
+        if request.param != "gke":
+            train = lambda: _wait_for(lambda: backend.status(run).timesteps > 0, "the first episodes")  # noqa: E731
+        yield backend, run, train
 
 
 @pytest.mark.slow  # a trainer process and a fake-pulumi journey (README "Development")
@@ -86,7 +97,14 @@ def test_one_lifecycle_through_the_backend_interface(lifecycle: Lifecycle) -> No
     paused = backend.pause(run)
     assert paused.state == "paused" and paused.timesteps > 0
     status = backend.status(run)
-    assert status.state == "paused" and 0 < status.timesteps < BUDGET
+    assert status.state == "paused" and 0 < status.timesteps < BUDGET and status.backend == backend.name
+    if backend.name in LOGS_OFFLINE:
+        written: list[str] = []
+        backend.logs(run, LogRequest(), written.append)
+        assert "trainer.run" in "".join(written)  # the trainer's own log lines
+        tailed: list[str] = []
+        backend.logs(run, LogRequest(tail=2), tailed.append)
+        assert len("".join(tailed).splitlines()) <= 2
 
     resumed = backend.resume(run)
     assert resumed.backend == backend.name and not resumed.nothing_to_run
@@ -103,7 +121,7 @@ def test_one_lifecycle_through_the_backend_interface(lifecycle: Lifecycle) -> No
     assert result["status"] == "paused" and 0 < result["timesteps"] < BUDGET
 
 
-def test_a_run_that_never_started_cannot_pause_on_either_backend(lifecycle: Lifecycle) -> None:
+def test_a_run_that_never_started_cannot_pause_on_any_backend(lifecycle: Lifecycle) -> None:
     from trainer.kernel.errors import TfcliError
 
     backend, run, _ = lifecycle
