@@ -19,10 +19,13 @@ One table, every row measured in this run on this machine, ``--runs`` times each
 
 Columns: "whole s" is the wall time from the first process start to the last exit (imports, agent build, env-worker
 start, training, the final checkpoint, learning curve and shutdown), min and median over the runs; the ratio is the
-peer's median over ours (> 1: we are faster). "steady t/s" leaves TensorFlow's warm-up out on both sides: timesteps
-per second between the finished episode nearest 20% of the budget and the last finished one (median). "memory" is
-the peak of the summed proportional set size (PSS) of every process of the run (learner, env-workers, Runner and its
-children), sampled every 0.2 s; the goal is at most 1.5x the peer's.
+peer's median over ours (> 1: we are faster). "CPU s" is the user + sys time of every process of the run (the
+kernel's count for waited-for children), median, and per 1,000 timesteps beside it: other work on a loaded machine
+stretches the wall time but bills no CPU to the run, so this ratio is the steadier one. "steady t/s" leaves
+TensorFlow's warm-up out on both sides: timesteps per second between the finished episode nearest 20% of the budget
+and the last finished one (median). "memory" is the peak of the summed proportional set size (PSS) of every process
+of the run (learner, env-workers, Runner and its children), sampled every 0.2 s; the goal is at most 1.5x the
+peer's.
 
 Fairness: both sides get the same agent (the bundled experiment's agent and network, built by
 ``trainer.agents.agent_arguments``), the same seed (the agent's ``config.seed``; environment ``i`` seeded with
@@ -46,6 +49,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import secrets
 import statistics
 import subprocess
@@ -93,6 +97,15 @@ class Measurement:
     seconds: float
     timeline: Timeline
     peak_memory: int  # bytes: summed PSS of the run's processes
+    cpu_seconds: float  # user + sys of every process of the run (each waited for, so the kernel counts it here)
+
+
+def children_cpu() -> float:
+    """User + sys seconds of every finished, waited-for process below this one (their own waited children included).
+
+    Steadier than wall time on a loaded machine: other work delays a run but does not bill it."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 @dataclass(frozen=True)
@@ -245,6 +258,7 @@ def measure_trainer(
         spec = write_spec(root, experiment, **overrides, total_timesteps=budget, seed=seed)
         env = trainer_environment()
         with PeakMemory() as memory:
+            cpu = children_cpu()
             started = time.monotonic()
             learner, workers = launch(spec, root / "out", env, stderr=subprocess.PIPE, environments=environments)
             try:
@@ -254,9 +268,10 @@ def measure_trainer(
             finally:
                 stop(workers)
             seconds = time.monotonic() - started
+            cpu = children_cpu() - cpu
         lines = read_progress(root / "out")
     timeline = Timeline([(line["timesteps"], line["wall_seconds"], line["return"]) for line in lines])
-    return Measurement(seconds, timeline, memory.peak)
+    return Measurement(seconds, timeline, memory.peak, cpu)
 
 
 # ------------------------------------------------------------------------------------------- TensorForce Runner
@@ -359,13 +374,15 @@ def measure_runner(experiment: str, mode: str, environments: int, budget: int, s
     command = [sys.executable, "-m", "bench.trainer", "--runner-child", mode, "--experiment-child", experiment]
     command += ["--environments-child", str(environments), "--budget", str(budget), "--seed-child", str(seed)]
     with PeakMemory() as memory:
+        cpu = children_cpu()
         started = time.monotonic()
         done = subprocess.run(command, cwd=ROOT, env=trainer_environment(), capture_output=True)
         seconds = time.monotonic() - started
+        cpu = children_cpu() - cpu
     if done.returncode != 0:
         raise RuntimeError(f"the Runner exited with {done.returncode}: {done.stderr.decode()[-2000:]}")
     data = json.loads(done.stdout.decode().strip().splitlines()[-1])
-    return Measurement(seconds, Timeline([tuple(episode) for episode in data["episodes"]]), memory.peak)
+    return Measurement(seconds, Timeline([tuple(episode) for episode in data["episodes"]]), memory.peak, cpu)
 
 
 # ---------------------------------------------------------------------------------------------- time to solve
@@ -455,6 +472,16 @@ class Row:
     def whole_ratio(self) -> float:
         return statistics.median(self.whole(self.theirs)) / statistics.median(self.whole(self.ours))
 
+    def cpu(self, side: list[Measurement]) -> float:
+        return statistics.median(measurement.cpu_seconds for measurement in side)
+
+    @property
+    def cpu_ratio(self) -> float:
+        return self.cpu(self.theirs) / self.cpu(self.ours)
+
+    def cpu_per_thousand(self, side: list[Measurement]) -> str:
+        return f"{1000 * self.cpu(side) / self.budget:.2f}"
+
     @property
     def steady_ratio(self) -> float:
         return self.steady(self.ours) / self.steady(self.theirs)
@@ -490,6 +517,9 @@ class Row:
             min_median(self.whole(self.theirs)),
             min_median(self.whole(self.ours)),
             f"{self.whole_ratio:.2f}x",
+            f"{self.cpu(self.theirs):.1f} / {self.cpu(self.ours):.1f}",
+            f"{self.cpu_ratio:.2f}x",
+            f"{self.cpu_per_thousand(self.theirs)} / {self.cpu_per_thousand(self.ours)}",
             f"{self.steady(self.theirs):,.0f}",
             f"{self.steady(self.ours):,.0f}",
             f"{self.steady_ratio:.2f}x",
@@ -508,6 +538,9 @@ HEADER = [
     "peer whole s min/med",
     "ours whole s min/med",
     "whole",
+    "CPU s peer/ours",
+    "CPU",
+    "CPU s/1k t peer/ours",
     "peer steady t/s",
     "ours steady t/s",
     "steady",
@@ -523,7 +556,7 @@ def print_table(rows: list[Row]) -> None:
     lines = [HEADER, *[row.cells() for row in rows]]
     widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
     for line in lines:
-        cells = [cell.ljust(widths[i]) if i in (0, 1, 11, 12) else cell.rjust(widths[i]) for i, cell in enumerate(line)]
+        cells = [cell.ljust(widths[i]) if i in (0, 1, 14, 15) else cell.rjust(widths[i]) for i, cell in enumerate(line)]
         print("  ".join(cells).rstrip())
 
 
@@ -547,7 +580,8 @@ def measure_case(case: Case, budget: int, runs: int, seed: int) -> Row:
                 theirs.append(measure_trainer(case.experiment, versus, budget, seed, case.versus_environments))
         print(
             f"  {case.label}, run {run + 1}/{runs}: {case.versus_label} {theirs[-1].seconds:.1f} s, "
-            f"ours {ours[-1].seconds:.1f} s",
+            f"ours {ours[-1].seconds:.1f} s; CPU {theirs[-1].cpu_seconds:.1f} / {ours[-1].cpu_seconds:.1f} s; "
+            f"load {os.getloadavg()[0]:.1f}",
             file=sys.stderr,
             flush=True,
         )
@@ -581,7 +615,8 @@ def main() -> None:
     print_table(rows)
     print(
         "whole: the peer's median wall time over ours, first process start to last exit (> 1: ours is faster); "
-        "steady: ours over the peer's timesteps/s with TensorFlow's warm-up left out; memory: our peak summed PSS "
+        "CPU: the peer's median user+sys seconds of all the run's processes over ours (per 1,000 timesteps beside "
+        "it); steady: ours over the peer's timesteps/s with TensorFlow's warm-up left out; memory: our peak summed PSS "
         f"over the peer's. Load average at the end: {os.getloadavg()[0]:.2f}."
     )
 
