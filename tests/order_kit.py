@@ -5,8 +5,10 @@ other, and a process that runs dry takes the tail half of the other's queue. In 
 trainer journey could start last and leave one core idle for minutes at the end. Run longest first, each queue ends
 in short tests, so that what is stolen last is short and both processes end together.
 
-A module's tests stay together (longest module first, its tests longest first), so that a module-scoped fixture
-(``trainer_testkit.finished_run`` trains once per module) is still set up once per process. A test not recorded
+A module's tests stay together, so that a module-scoped fixture (``trainer_testkit.finished_run`` trains once per
+module) is still set up once per process: the module with the longest test first (a one-test module of 100 s must
+not wait behind a module of many short tests that sum to more: stealing can split the second, not the first), and
+within a module its tests longest first. A test not recorded
 yet counts :data:`UNRECORDED_SLOW` seconds when it is marked ``slow`` and :data:`UNRECORDED` otherwise.
 
 ``uv run pytest --record-costs`` (a whole run, or one file) writes what it measured back into the file.
@@ -41,12 +43,14 @@ def module_of(test: str) -> str:
 
 
 def longest_first(tests: Iterable[str], cost: Callable[[str], float]) -> list[str]:
-    """The tests with each module's kept together: modules by their summed cost, the most first, and within a module
-    its tests by their own cost, the most first (ties keep the collection's order)."""
+    """The tests with each module's kept together: modules by their longest test, then by their summed cost, the most
+    first, and within a module its tests by their own cost, the most first (ties keep the collection's order)."""
     modules: dict[str, list[str]] = {}
     for test in tests:
         modules.setdefault(module_of(test), []).append(test)
-    order = sorted(modules.values(), key=lambda group: -sum(cost(test) for test in group))
+    costs = [[cost(test) for test in group] for group in modules.values()]
+    ranked = sorted(zip(costs, modules.values(), strict=True), key=lambda pair: (-max(pair[0]), -sum(pair[0])))
+    order = [group for _, group in ranked]
     return [test for group in order for test in sorted(group, key=lambda test: -cost(test))]
 
 

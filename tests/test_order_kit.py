@@ -22,10 +22,20 @@ from order_kit import (
 COSTS = {"a.py::x": 1.0, "a.py::y": 5.0, "b.py::z": 4.0, "c.py::w": 2.0, "c.py::v": 2.0}
 
 
-def test_modules_run_by_their_summed_cost_and_their_tests_by_their_own() -> None:
+def test_modules_run_by_their_longest_test_and_their_tests_by_their_own() -> None:
     tests = ["c.py::w", "a.py::x", "b.py::z", "a.py::y", "c.py::v"]
-    # a: 6 s, b: 4 s, c: 4 s (c was collected first, so it stays first); a's 5-second test before its 1-second one
-    assert longest_first(tests, COSTS.__getitem__) == ["a.py::y", "a.py::x", "c.py::w", "c.py::v", "b.py::z"]
+    # longest tests: a 5 s, b 4 s, c 2 s (c sums to 4 s, as b); a's 5-second test before its 1-second one
+    assert longest_first(tests, COSTS.__getitem__) == ["a.py::y", "a.py::x", "b.py::z", "c.py::w", "c.py::v"]
+
+
+def test_modules_with_the_same_longest_test_run_by_their_sum_then_as_collected() -> None:
+    costs = {"a.py::1": 3.0, "b.py::1": 3.0, "b.py::2": 1.0, "c.py::1": 3.0}
+    assert longest_first(["a.py::1", "c.py::1", "b.py::1", "b.py::2"], costs.__getitem__) == [
+        "b.py::1",
+        "b.py::2",
+        "a.py::1",
+        "c.py::1",
+    ]
 
 
 def test_a_module_stays_together_even_when_another_module_has_tests_between_its_costs() -> None:
