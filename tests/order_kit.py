@@ -17,7 +17,7 @@ yet counts :data:`UNRECORDED_SLOW` seconds when it is marked ``slow`` and :data:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -54,12 +54,13 @@ def longest_first(tests: Iterable[str], cost: Callable[[str], float]) -> list[st
     return [test for group in order for test in sorted(group, key=lambda test: -cost(test))]
 
 
-def merged(costs: Mapping[str, float], measured: Mapping[str, float]) -> dict[str, float]:
+def merged(costs: Mapping[str, float], measured: Mapping[str, float], slow: Collection[str] = ()) -> dict[str, float]:
     """The recorded costs with this run's measurements in place of the old ones (a test now under
-    :data:`RECORDED_FROM` seconds leaves the file), sorted by test id so that the file's diffs stay small."""
+    :data:`RECORDED_FROM` seconds leaves the file, unless it is ``slow``: unrecorded, it would count
+    :data:`UNRECORDED_SLOW`), sorted by test id so that the file's diffs stay small."""
     result = dict(costs)
     for test, seconds in measured.items():
-        if seconds >= RECORDED_FROM:
+        if seconds >= RECORDED_FROM or test in slow:
             result[test] = round(seconds, 1)
         else:
             result.pop(test, None)
@@ -79,6 +80,7 @@ class CostOrder:
         self.path = path
         self.record = record
         self.measured: dict[str, float] = {}
+        self.slow: set[str] = set()
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -93,7 +95,9 @@ class CostOrder:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.record:
             self.measured[report.nodeid] = self.measured.get(report.nodeid, 0.0) + report.duration
+            if "slow" in report.keywords:
+                self.slow.add(report.nodeid)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.record and self.measured and not hasattr(session.config, "workerinput"):
-            write_costs(merged(read_costs(self.path), self.measured), self.path)
+            write_costs(merged(read_costs(self.path), self.measured, self.slow), self.path)

@@ -61,6 +61,10 @@ def test_measurements_replace_the_record_and_fast_tests_leave_it() -> None:
     }
 
 
+def test_a_fast_slow_test_stays_recorded_so_that_it_does_not_count_as_an_unrecorded_slow_one() -> None:
+    assert merged({}, {"a::1": 0.2, "b::2": 0.2}, slow={"a::1"}) == {"a::1": 0.2}
+
+
 @dataclass
 class Item:
     """What the plugin reads of a pytest item."""
@@ -79,6 +83,7 @@ CONTROLLER: Any = SimpleNamespace(config=SimpleNamespace())  # a session without
 class Report:
     nodeid: str
     duration: float
+    keywords: dict[str, Any] = field(default_factory=dict)
 
 
 def test_the_plugin_orders_the_collection_and_records_what_it_measured(tmp_path: Path) -> None:
@@ -91,8 +96,9 @@ def test_the_plugin_orders_the_collection_and_records_what_it_measured(tmp_path:
 
     for phase in (0.5, 11.0, 0.5):  # setup, call, teardown
         plugin.pytest_runtest_logreport(Report("new.py::b", phase))  # type: ignore[arg-type]
+    plugin.pytest_runtest_logreport(Report("new.py::c", 0.1, {"slow": 1}))  # type: ignore[arg-type]
     plugin.pytest_sessionfinish(CONTROLLER)
-    assert read_costs(path) == {"fast.py::a": 3.0, "new.py::b": 12.0}
+    assert read_costs(path) == {"fast.py::a": 3.0, "new.py::b": 12.0, "new.py::c": 0.1}
 
 
 def test_without_record_costs_the_file_is_left_alone(tmp_path: Path) -> None:
