@@ -7,25 +7,37 @@ import contextlib
 import ctypes
 import gc
 import itertools
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from disk_kit import mount_tmpfs, unmount
+from order_kit import CostOrder
 
 from trainer.kernel.spec.library import PROJECT_FILE
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-costs",
+        action="store_true",
+        help="write each test's seconds into tests/costs.json, which orders the next runs longest first",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Install libfuse 3 where it is missing, as .ci/run does, so that the README's `uv run pytest` alone sets up what
+    """Order the tests longest first (tests/order_kit.py), so that the two test processes end together.
+
+    Install libfuse 3 where it is missing, as .ci/run does, so that the README's `uv run pytest` alone sets up what
     the GCS FUSE stand-in (tests/gcsfuse.py) needs on a fresh machine. Only once (not in xdist's workers, which start
     after this and import the stand-in), only as root with apt-get; elsewhere the mounting tests say what is missing."""
     import ctypes.util
-    import os
     import shutil
     import subprocess
 
+    config.pluginmanager.register(CostOrder(record=config.getoption("--record-costs")), "cost-order")
     if hasattr(config, "workerinput") or ctypes.util.find_library("fuse3"):
         return
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
@@ -152,3 +164,24 @@ def gcsfuse(gcs: Any, tmp_path: Path) -> Iterator[Callable[..., Path]]:
             )
 
         yield mount
+
+
+@pytest.fixture(scope="session")
+def warm_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One warm trainer (tfcli/local/zygote.py) per test process, its folder: TensorFlow and TensorForce imported
+    once, each trainer forked from it. Named to no test but those that ask for :func:`warm_trainers`."""
+    from tfcli.local.warm import WARM_VARIABLE, warm_trainer
+
+    with warm_trainer(tmp_path_factory.mktemp("warm") / "warm.log"):
+        folder = os.environ.pop(WARM_VARIABLE)  # set again per test by warm_trainers, not for the whole session
+        yield folder
+
+
+@pytest.fixture
+def warm_trainers(warm_zygote: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test's local runs fork their trainers from :func:`warm_zygote`, as a local sweep's trials do, instead of
+    paying ~5 s of imports per start: for the tests about what a run does, not about how a trainer process starts
+    (those keep the fresh start that ``experiment start --local`` makes outside a sweep)."""
+    from tfcli.local.warm import WARM_VARIABLE
+
+    monkeypatch.setenv(WARM_VARIABLE, warm_zygote)

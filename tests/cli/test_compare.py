@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from cli_kit import invoke, tiny_sweep
 
-pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("warm_trainers")]  # real trainings, trainers forked warm
 
 TINY = """\
 name: {name}

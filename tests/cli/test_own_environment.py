@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from cli_kit import forget_project_modules, invoke, status
 
-pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("warm_trainers")]  # real trainings, trainers forked warm
 
 CRASHY = """\
 import gymnasium

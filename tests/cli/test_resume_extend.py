@@ -17,7 +17,7 @@ from cli_kit import invoke, states, sweep_status, tiny_spec, tiny_sweep, wait_fo
 
 from trainer.output_lock import holder
 
-pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("warm_trainers")]  # real trainings, trainers forked warm
 
 TWO_TRIALS = tiny_sweep("duo", 300, seeds=None)
 LONGER = 3000

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from cli_kit import invoke
 
-pytestmark = pytest.mark.slow  # real trainings or trainer processes (README "Development")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("warm_trainers")]  # real trainings, trainers forked warm
 
 FORMS = Path(__file__).resolve().parents[1] / "tensorforce_forms"
 

@@ -63,11 +63,12 @@ def pairs() -> list[tuple[str, str]]:
 
 # On images the bundled agents' `auto` networks are two stride-1 conv2d layers of 64 filters over 84x84 frames (for
 # the policy and again for a baseline or critic): an update costs seconds per sample batch on a laptop CPU. So image
-# cases get a budget of 32 timesteps (4 episodes of 8 steps), in which ppo (every 2 episodes), a2c (every 32
-# timesteps) and dqn-visual (from 32 timesteps) update; vpg and trpo (10-episode batches) and dqn (64-sample batches)
-# do not, but their update graphs are still built (TensorForce traces them at the first observe), and their updates
-# run on the vector levels.
+# cases get a budget of 32 timesteps (4 episodes of 8 steps), in which a2c (every 32 timesteps) and dqn-visual (from
+# 32 timesteps) update, and ppo 16 (2 episodes: it updates every 2, and each update is most of its case's time);
+# vpg and trpo (10-episode batches) and dqn (64-sample batches) do not, but their update graphs are still built
+# (TensorForce traces them at the first observe), and their updates run on the vector levels.
 NO_UPDATE_ON_IMAGES = {"vpg", "trpo", "dqn"}
+IMAGE_TIMESTEPS = {"ppo": 16}
 EPISODE_STEPS = 8  # episodes cut at 8 agent steps, so episode-batch agents update within a tiny budget
 
 
@@ -92,7 +93,7 @@ def matrix_spec(agent: str, environment: str, run_mode: str) -> dict[str, Any]:
         "environment": environment,
         "agent": agent_spec,
         "run_mode": run_mode,
-        "total_timesteps": 32 if ENVIRONMENTS[environment]["images"] else 240,
+        "total_timesteps": IMAGE_TIMESTEPS.get(agent, 32) if ENVIRONMENTS[environment]["images"] else 240,
         "max_timesteps_per_episode": EPISODE_STEPS,
         "seed": 7,
         "saver_frequency": "100000t",
