@@ -107,7 +107,7 @@ def _run(config: RunConfig, painter: CurvePainter) -> Result:
             experiment.run_mode,
             pool.size,
             budget.describe(),
-            _left(budget, state),
+            budget.left(state).describe(" / "),
         )
         if experiment.deterministic:
             log.warning("deterministic: true — an evaluation run: the agent acts greedily and does not learn")
@@ -239,15 +239,6 @@ def _make_agent(config: RunConfig, pool: EnvironmentPool) -> Any:
         summarizer=agent_summarizer(summaries, experiment.agent_summaries) if config.agent_summaries else None,
         recorder=agent_recorder(config.output / TRACES, record) if record is not None else None,
     )
-
-
-def _left(budget: Budget, state: RunState) -> str:
-    parts = []
-    if budget.timesteps is not None:
-        parts.append(f"{budget.timesteps_left(state):,} timesteps")
-    if budget.episodes is not None:
-        parts.append(f"{max(budget.episodes - state.episodes, 0):,} episodes")
-    return " / ".join(parts)
 
 
 def _finish(config: RunConfig, result: Result, painter: CurvePainter) -> None:

@@ -55,6 +55,15 @@ def test_describe_names_each_budget_with_thousands_separators() -> None:
     assert Budget(episodes=20, timesteps=2_500).describe() == "2,500 timesteps or 20 episodes"
 
 
+def test_left_is_what_remains_of_each_budget_never_below_zero() -> None:
+    both = Budget(episodes=10, timesteps=100)
+    assert both.left(RunState(timesteps=97, episodes=4)) == Budget(episodes=6, timesteps=3)
+    assert both.left(RunState(timesteps=104, episodes=12)) == Budget(episodes=0, timesteps=0)
+    assert Budget(episodes=None, timesteps=100).left(RunState(timesteps=40, episodes=7)) == Budget(None, 60)
+    assert Budget(episodes=10, timesteps=None).left(RunState(timesteps=40, episodes=7)) == Budget(3, None)
+    assert both.left(RunState(timesteps=1_000, episodes=4)).describe(" / ") == "0 timesteps / 6 episodes"
+
+
 def test_reached_by_a_result_whose_counters_used_up_either_budget() -> None:
     both = Budget(episodes=10, timesteps=100)
     assert not both.reached_by({"timesteps": 99, "episodes": 9})

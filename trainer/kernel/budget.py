@@ -52,13 +52,19 @@ class Budget:
             self.episodes is not None and isinstance(episodes, int) and episodes >= self.episodes
         )
 
-    def describe(self) -> str:
+    def left(self, state: RunState) -> Budget:
+        """What is still to run after ``state``'s counters (None where there is no such budget), never below zero."""
+        episodes = None if self.episodes is None else max(self.episodes - state.episodes, 0)
+        return Budget(episodes=episodes, timesteps=self.timesteps_left(state))
+
+    def describe(self, joiner: str = " or ") -> str:
+        """``12,000 timesteps or 50 episodes``; ``joiner`` between the two where both are set."""
         parts = []
         if self.timesteps is not None:
             parts.append(f"{self.timesteps:,} timesteps")
         if self.episodes is not None:
             parts.append(f"{self.episodes:,} episodes")
-        return " or ".join(parts)
+        return joiner.join(parts)
 
 
 # What a start of the trainer on a node bills that its training time does not count (docs/design.md §6.5, "Node
