@@ -1,6 +1,7 @@
 """Shared rules ask a backend's declared capabilities (:class:`tfcli.runs.registry.Registration`), never its name:
 the test backend ``elsewhere`` (tests/backends/elsewhere.py, registered here alone, declaring nothing) is refused a
 shared cluster in its own name, and the results it leaves on this machine are refused by GKE as a local run's are.
+The rules themselves: tests/runs/test_registry_rules.py.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ import pytest
 from cli_kit import invoke
 from elsewhere import NAME, registered
 from gke_testkit import FakePulumi, make_gke_project
-
-from tfcli.experiments.record import RunRecord
-from tfcli.runs import registry
 
 
 @pytest.fixture
@@ -32,24 +30,6 @@ def _new(name: str = "cp") -> None:
 
 def _flat(text: str) -> str:
     return " ".join(text.split())
-
-
-def test_the_registered_backends_declare_what_shared_rules_ask(elsewhere: Path) -> None:
-    assert registry.on_shared_clusters() == ["gke"]
-    assert (registry.flag("local"), registry.flag("gke"), registry.flag(NAME)) == (
-        "--local",
-        "--backend gke",
-        f"--backend {NAME}",
-    )
-    assert (registry.keeps_runs("gke"), registry.keeps_runs("local"), registry.keeps_runs(NAME)) == (True, False, False)
-    assert registry.keeps_runs("slurm") and not registry.keeps_runs(None)  # unknown: taken to keep; none: nothing
-
-
-def test_results_here_are_a_runs_own_unless_a_backend_still_keeps_it(elsewhere: Path) -> None:
-    assert registry.results_here(RunRecord(backend=NAME)) and registry.results_here(RunRecord(backend="local"))
-    assert not registry.results_here(RunRecord(backend="gke"))  # a copy of what the bucket holds
-    assert registry.results_here(RunRecord(backend="gke", stopped=True))  # downloaded by its stop, bucket gone
-    assert not registry.results_here(RunRecord())  # never started
 
 
 def test_cluster_for_a_backend_without_shared_clusters_names_that_backend(
