@@ -203,12 +203,13 @@ class Backends:
 
     @staticmethod
     def _maybe_deployed(run: Run) -> bool:
-        """Started from here on a backend that keeps its runs (GKE) and not stopped, or — in a checkout with no
-        ``run.json``, as CI's (the stack deployed by the experiments workflow) — an experiment with a stack file of
-        its own in a project whose default backend keeps its runs. Not a trial of a deployed sweep."""
+        """Started from here on a registered backend that keeps its runs (GKE) and not stopped, or — in a checkout
+        with no ``run.json``, as CI's (the stack deployed by the experiments workflow) — an experiment with a stack
+        file of its own in a project whose default backend keeps its runs. Not a trial of a deployed sweep."""
         record = run.record
         if record.started:
-            return registry.held(record) and gke_trial_of(record) is None
+            registered = record.backend in registry.names()  # one this process cannot ask is not reaped from here
+            return registered and registry.held(record) and gke_trial_of(record) is None
         return registry.keeps_runs(run.project.settings.default_backend) and stack_path(run.project, run.name).is_file()
 
     def follow(self, started: Started, watcher: Watcher) -> Ended:

@@ -61,3 +61,18 @@ def test_gke_refuses_results_another_backend_left_here(
     assert code == 1 and "results of a run on this machine, which GKE cannot continue" in _flat(stderr)
     assert f"continue it where it ran with --backend {NAME}" in _flat(stderr)
     assert fake_pulumi.commands() == []
+
+
+def test_reap_reaches_only_runs_a_registered_backend_keeps(project: Path, elsewhere: Path) -> None:
+    """``elsewhere`` keeps nothing (its runs are its processes'); an unregistered backend cannot be asked from here:
+    neither is a run for ``reap`` to stop, and neither makes it fail."""
+    from datetime import UTC, datetime
+
+    from tfcli.backends import Backends
+    from tfcli.experiments.store import ExperimentStore
+    from tfcli.project import open_project
+
+    for name, backend in (("cp", NAME), ("sl", "slurm")):
+        _new(name)
+        (project / "experiments" / name / "run.json").write_text(json.dumps({"backend": backend}))
+    assert Backends().reap(ExperimentStore(open_project()), now=datetime.now(UTC)) == []
