@@ -59,6 +59,7 @@ MODULES: dict[str, list[str]] = {
     "trainer/kernel/spec/parallel.py": ["tests/spec/test_parallel.py"],
     "tfcli/experiments/spec_view.py": ["tests/spec/test_spec_view.py"],
     "tfcli/experiments/record.py": ["tests/runs/test_run_record.py"],
+    "tfcli/runs/registry.py": ["tests/runs/test_registry_rules.py"],
 }
 
 # A module whose pure rules share the file with I/O: only these of its functions are mutated (as mutmut names them:

@@ -10,12 +10,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from order_kit import (
+    COSTS_FILE,
     UNRECORDED,
     UNRECORDED_SLOW,
     CostOrder,
     cost_of,
     longest_first,
     merged,
+    module_of,
     read_costs,
 )
 
@@ -107,3 +109,13 @@ def test_without_record_costs_the_file_is_left_alone(tmp_path: Path) -> None:
     plugin.pytest_runtest_logreport(Report("new.py::b", 2.0))  # type: ignore[arg-type]
     plugin.pytest_sessionfinish(CONTROLLER)
     assert not path.exists()
+
+
+def test_the_recorded_costs_name_only_test_files_that_exist() -> None:
+    """A moved or deleted test file leaves stale keys behind (``--record-costs`` adds, it never drops a file it did
+    not run): its tests would count as unrecorded and the order would drift. Files only: cheap, no collection."""
+    root = COSTS_FILE.parents[1]  # the keys are node ids from the repository root
+    missing = sorted(
+        {module_of(test) for test in read_costs()} - {str(p.relative_to(root)) for p in root.glob("tests/**/*.py")}
+    )
+    assert missing == [], f"tests/costs.json names test files that do not exist: {missing}"

@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, cast
 import tfcli.gke  # noqa: F401  (registers `gke`; its implementation loads only when a run needs it)
 from tfcli.experiments.status import Status
 from tfcli.experiments.store import ExperimentStore
-from tfcli.gke.handle import gke_of, gke_trial_of
+from tfcli.gke.handle import gke_trial_of
 from tfcli.local.backend import LocalBackend
 from tfcli.local.experiments import is_running
 from tfcli.local.sweeps import queue_alive
 from tfcli.project import ProjectDir
 from tfcli.runs import registry
-from tfcli.runs.backend import Backend, Watcher
+from tfcli.runs.backend import Backend, ClusterBackend, Watcher
 from tfcli.runs.reaping import Reaped, reap_reason
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.resuming import FLAGS, ResumeOptions, plan_resume, write_budget
@@ -89,24 +89,12 @@ class Backends:
     # -- lifecycle --------------------------------------------------------------------------------------------
 
     def check_start(self, project: ProjectDir, *, backend: str | None, shared_cluster: str | None) -> None:
-        """What ``start`` refuses before anything is written: an unknown backend, a shared cluster for a run that
-        does not train on GKE, or one that does not exist."""
+        """What ``start`` refuses before anything is written: an unknown backend, a shared cluster for a run on a
+        backend that does not run on shared clusters (:func:`refuse_cluster`), or one that does not exist."""
         name = self.chosen(project, backend)
         if shared_cluster is None:
             return
-        if name != "gke":
-            if backend is not None:
-                said = "--local" if backend == "local" else f"--backend {backend}"
-                raise InvalidInput(f"--cluster: a shared cluster is a GKE cluster; it has no meaning with {said}")
-            if project.settings.backend is None:
-                raise InvalidInput(
-                    "--cluster: a shared cluster is a GKE cluster, and this project names no GCP project "
-                    "(set one with `tfcli init -r PROJECT_ID`)"
-                )
-            raise InvalidInput(
-                f"--cluster: a shared cluster is a GKE cluster, and this project's runs train on '{name}' "
-                f"({PROJECT_FILE}: backend; `--backend gke` starts this one on GKE)"
-            )
+        refuse_cluster(project, name, chosen_by_flag=backend is not None)
         from tfcli.stackfiles.files import cluster_spec
 
         cluster_spec(project, shared_cluster)  # an unknown one is an InvalidInput listing the known ones
@@ -201,26 +189,28 @@ class Backends:
         return reaped + self._reap_clusters(store, now=now)
 
     def _reap_clusters(self, store: ExperimentStore, *, now: datetime) -> list[Reaped]:
-        """The project's idle shared clusters past their ``ttl``, destroyed (after the experiments: one stopped
-        above may have been the last on its cluster)."""
+        """The project's idle shared clusters past their ``ttl``, destroyed by each backend that runs on shared
+        clusters (after the experiments: one stopped above may have been the last on its cluster), whichever backend
+        the project's runs train on by default. A project with no shared cluster loads none of them."""
         from tfcli.stackfiles.files import cluster_names
 
-        if store.project.settings.default_backend != "gke" or not cluster_names(store.project):
+        if not cluster_names(store.project):
             return []
-        from tfcli.gke.clusters import reap_clusters
-
-        gke = self.gke()
-        return reap_clusters(store, stacks=gke.stacks(store.project), now=now, observer=self.observer)
+        reaped: list[Reaped] = []
+        for name in registry.on_shared_clusters():
+            reaped += cast(ClusterBackend, self.named(name)).reap_clusters(store, now=now)
+        return reaped
 
     @staticmethod
     def _maybe_deployed(run: Run) -> bool:
-        """Started on GKE from here, or — in a checkout with no ``run.json``, as CI's (the stack deployed by the
-        experiments workflow) — an experiment of a GKE project with a stack file of its own. Not a sweep's trial."""
+        """Started from here on a registered backend that keeps its runs (GKE) and not stopped, or — in a checkout
+        with no ``run.json``, as CI's (the stack deployed by the experiments workflow) — an experiment with a stack
+        file of its own in a project whose default backend keeps its runs. Not a trial of a deployed sweep."""
         record = run.record
         if record.started:
-            return record.backend == "gke" and registry.held(record) and not gke_of(record).sweep
-        settings = run.project.settings
-        return settings.default_backend == "gke" and stack_path(run.project, run.name).is_file()
+            registered = record.backend in registry.names()  # one this process cannot ask is not reaped from here
+            return registered and registry.held(record) and gke_trial_of(record) is None
+        return registry.keeps_runs(run.project.settings.default_backend) and stack_path(run.project, run.name).is_file()
 
     def follow(self, started: Started, watcher: Watcher) -> Ended:
         return self.named(started.backend, "the started run's backend").follow(started, watcher)
@@ -293,8 +283,32 @@ class Backends:
 
     def plan_on(self, run: Run, backend: str, shared_cluster: str | None = None) -> object:
         """Offline: what ``start --backend NAME`` would make there, in that backend's own plan type (``local``: the
-        processes, a ``LocalPlan``; ``gke``: the stack)."""
+        processes, a ``LocalPlan``; ``gke``: the stack); a shared cluster is refused as ``start`` refuses it."""
+        if shared_cluster is not None:
+            refuse_cluster(run.project, registry.registration(backend).name, chosen_by_flag=True)
         return self.named(backend).plan(run, shared_cluster)
+
+
+def refuse_cluster(project: ProjectDir, name: str, *, chosen_by_flag: bool) -> None:
+    """``--cluster`` for a run on the backend ``name``: refused (exit 2) unless that backend runs on shared clusters
+    (its registration's ``shared_clusters``); the message names the backend and how it was chosen (its flag, or the
+    project's default)."""
+    if registry.registration(name).shared_clusters:
+        return
+    kinds = registry.on_shared_clusters()
+    said = " or ".join(registry.title(kind) for kind in kinds)
+    refused = f"--cluster: backend '{name}' does not run on shared clusters (a shared cluster is a {said} cluster)"
+    if chosen_by_flag:
+        raise InvalidInput(f"{refused}; it has no meaning with {registry.flag(name)}")
+    if project.settings.backend is None:  # the default rule chose it: no GCP project
+        raise InvalidInput(
+            f"{refused}, and this project names no GCP project (set one with `tfcli init -r PROJECT_ID`)"
+        )
+    others = " or ".join(f"`{registry.flag(kind)}`" for kind in kinds)
+    raise InvalidInput(
+        f"{refused}, and this project's runs train on '{name}' ({PROJECT_FILE}: backend; {others} starts this one "
+        "on a shared cluster)"
+    )
 
 
 def refuse_trial_budget(run: Run, options: ResumeOptions) -> None:
@@ -322,9 +336,10 @@ def refuse_alone(run: Run, action: str) -> None:
 
 
 def results_here(run: Run, status: Status) -> bool:
-    """Whether ``experiments/NAME/results/`` holds the run's own episodes: a local run writes them in place; a GKE
-    run's copy is its own once downloaded after it last trained (the copy's result.json says what its status does)."""
-    if status.backend != "gke":
+    """Whether ``experiments/NAME/results/`` holds the run's own episodes: a backend that does not keep its runs
+    leaves them here (a local run writes them in place); a copy of a run that a backend keeps (GKE) is its own once
+    downloaded after it last trained (the copy's result.json says what its status does)."""
+    if not registry.keeps_runs(status.backend):
         return True
     copy = run.experiment().result()
     return bool(copy) and (copy.get("status"), copy.get("timesteps")) == (status.state, status.timesteps)
@@ -334,7 +349,7 @@ def unknown(run: Run, error: TfcliError) -> Status:
     """A status that could not be read, with the reason's first line."""
     return Status(
         name=run.name,
-        backend=run.record.backend or "gke",
+        backend=run.record.backend or run.project.settings.default_backend,
         run_mode=run.experiment().spec_view().run_mode,
         state="unknown",
         timesteps=0,

@@ -60,3 +60,17 @@ def test_a_cluster_an_experiment_runs_on_or_without_a_ttl_is_kept(gke_project: P
     create_shared("plain")  # the bundled single-node-gpu: no ttl
     fake_pulumi.clear()
     assert all(not line.startswith("plain") for line in reap(timedelta(days=30)))
+
+
+def test_idle_shared_clusters_are_reaped_whatever_the_projects_default_backend(
+    gke_project: Path, fake_pulumi: FakePulumi
+) -> None:
+    """Reaping asks which backends run on shared clusters (the registry), not what this project trains on."""
+    with_ttl(gke_project, "1h")
+    assert invoke("cluster", "create", "-f", "t4", "-c", "shared-t4")[0] == 0
+    with (gke_project / "tfcli.yaml").open("a") as settings:
+        settings.write("backend: local\n")  # its runs train here; its cluster still costs
+    fake_pulumi.clear()
+    (said,) = reap(LATER)
+    assert said.startswith("shared-t4: idle shared cluster"), said
+    assert "shared-t4" not in fake_pulumi.stacks()

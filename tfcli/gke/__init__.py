@@ -18,5 +18,5 @@ def make_gke(caller: Caller) -> GkeBackend:
     return GkeBackend(observer=caller.observer, install_prompt=caller.install_prompt, build_prompt=caller.build_prompt)
 
 
-# A run on GKE is its stack's until `stop` destroys it.
-register(Registration("gke", make_gke, keeps_runs=True, title="GKE"))
+# A run on GKE is its stack's (its results in its bucket) until `stop` destroys it; runs may share a cluster.
+register(Registration("gke", make_gke, keeps_runs=True, title="GKE", shared_clusters=True))

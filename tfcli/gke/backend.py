@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
+from tfcli.experiments.store import ExperimentStore
 from tfcli.gke import experiments, follow, planning, sweeps
 from tfcli.gke.deploy import Deployment, has_results
 from tfcli.gke.events import UpdateObserver
@@ -19,6 +21,7 @@ from tfcli.gke.stacks import Stacks
 from tfcli.gke.sweep_readings import read_downloaded, trial_status, view
 from tfcli.project import ProjectDir
 from tfcli.runs.backend import Watcher
+from tfcli.runs.reaping import Reaped
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.resuming import ResumePlan, check_experiment_resumable, released_members
 from tfcli.runs.run import Run
@@ -45,6 +48,11 @@ class GkeBackend:
 
     def stacks(self, project: ProjectDir) -> Stacks:
         return Stacks(project, install_prompt=self.install_prompt, build_prompt=self.build_prompt)
+
+    def reap_clusters(self, store: ExperimentStore, *, now: datetime) -> list[Reaped]:
+        from tfcli.gke.clusters import reap_clusters
+
+        return reap_clusters(store, stacks=self.stacks(store.project), now=now, observer=self.observer)
 
     def start(self, run: Run, options: StartOptions, *, resumed: sweeps.Resumed | None = None) -> Started:
         stacks = self.stacks(run.project)

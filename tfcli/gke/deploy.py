@@ -32,6 +32,7 @@ from tfcli.gke.results import RemoteResults
 from tfcli.gke.stacks import Stacks, StackState, planned_total
 from tfcli.locking import exclusive
 from tfcli.project import ProjectDir
+from tfcli.runs import registry
 from tfcli.stackfiles.files import StackFile, stack_path
 from trainer.kernel.config_keys import LOCATION_KEYS, RERUN_KEY, SUSPEND_KEY
 from trainer.kernel.errors import InvalidInput, TfcliError
@@ -110,7 +111,7 @@ def refuse_rollback(project: ProjectDir, current: StackState, config: dict[str, 
 def refuse_stopped(folder: RunFolder, members: list[ExperimentDir], *, restart: bool) -> None:
     """A stopped run's bucket is gone; GKE cannot continue from the local copy its stop downloaded."""
     record = folder.run_record()
-    if restart or not (record.backend == "gke" and record.stopped and any(map(has_results, members))):
+    if restart or not (record.backend == GkeHandle.KEY and record.stopped and any(map(has_results, members))):
         return
     what = (
         f"experiment '{folder.name}' was stopped: its bucket was destroyed after its results were downloaded to "
@@ -125,20 +126,32 @@ def refuse_stopped(folder: RunFolder, members: list[ExperimentDir], *, restart: 
     )
 
 
+def left_here(member: ExperimentDir) -> bool:
+    """Whether the member has results on this machine that another backend left there (:func:`registry.results_here`:
+    one that does not keep its runs, as ``local``; or one that did until its stop): GKE's own stopped runs are
+    :func:`refuse_stopped`'s."""
+    record = member.run_record()
+    return record.backend != GkeHandle.KEY and registry.results_here(record) and has_results(member)
+
+
 def refuse_local_results(folder: RunFolder, members: list[ExperimentDir], *, restart: bool) -> None:
-    """Results of a run on this machine: GKE cannot continue them (``--restart`` deletes them)."""
-    local = [m.name for m in members if m.run_record().backend == "local" and has_results(m)]
+    """Results of a run on this machine, whichever backend other than GKE left them there: GKE cannot continue them
+    (``--restart`` deletes them); the hint names the flag of the backend that can (``--local``)."""
+    local = [m for m in members if left_here(m)]
     if not local or restart:
         return
+    flag = registry.flag(str(local[0].run_record().backend))
     if folder.kind == "experiment":
         raise TfcliError(
             f"experiment '{folder.name}' has results of a run on this machine, which GKE cannot continue",
-            hint="continue it here with --local, or start it over on GKE with --restart (deletes those results)",
+            hint=f"continue it where it ran with {flag}, or start it over on GKE with --restart (deletes those "
+            "results)",
         )
     raise TfcliError(
-        f"trials of sweep '{folder.name}' have results of runs on this machine ({', '.join(local[:3])}), which "
-        "GKE cannot continue",
-        hint="continue the sweep here with --local, or start it over on GKE with --restart (deletes those results)",
+        f"trials of sweep '{folder.name}' have results of runs on this machine "
+        f"({', '.join(m.name for m in local[:3])}), which GKE cannot continue",
+        hint=f"continue the sweep where it ran with {flag}, or start it over on GKE with --restart (deletes those "
+        "results)",
     )
 
 

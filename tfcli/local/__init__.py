@@ -17,4 +17,4 @@ def make_local(caller: Caller) -> LocalBackend:
     return LocalBackend()
 
 
-register(Registration("local", make_local))
+register(Registration("local", make_local, flag="--local"))  # its runs are processes here, results in place

@@ -9,9 +9,12 @@ between this machine and GKE, live inside the implementations (``tfcli.local.bac
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from tfcli.experiments.store import ExperimentStore
+from tfcli.runs.reaping import Reaped
 from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, StartOptions, Stopped
 from tfcli.runs.resuming import ResumePlan
 from tfcli.runs.run import Run
@@ -93,4 +96,13 @@ class Backend(Protocol):
 
     def trial_numbers(self, run: Run, *, downloaded: bool = False) -> list[TrialNumbers]:
         """A sweep's trials' numbers for the comparison table (``downloaded``: from the copies here)."""
+        ...
+
+
+class ClusterBackend(Backend, Protocol):
+    """A backend whose runs may go on a project's shared clusters (registered with ``shared_clusters``)."""
+
+    def reap_clusters(self, store: ExperimentStore, *, now: datetime) -> list[Reaped]:
+        """Destroy the project's idle shared clusters past their ``ttl`` (``experiment reap``); one that cannot be
+        read or destroyed is reported and the others still reaped."""
         ...

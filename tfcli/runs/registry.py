@@ -35,16 +35,23 @@ class Caller:
 
 @dataclass(frozen=True)
 class Registration:
-    """A backend's name, how to make it, and what shared rules need to know of it without making it.
+    """A backend's name, how to make it, and the capabilities shared rules ask of it without making it (as
+    SkyPilot's backends declare theirs): no shared rule compares a backend's name.
 
-    ``keeps_runs``: a run started there lives on the backend's own resources until ``stop`` ends it (GKE's stack),
-    so while its record is not stopped no other backend may start it; a backend whose runs are processes here says
-    False (their liveness is their process's)."""
+    ``keeps_runs``: a run started there lives on the backend's own resources, its results included, until ``stop``
+    ends it (GKE's stack and bucket), so while its record is not stopped no other backend may start it and what this
+    machine holds of it is only a copy; a backend that says False (the default) leaves its results on this machine
+    (written here, or copied here by its ``download``), where a backend that keeps its runs cannot continue them.
+    ``shared_clusters``: its runs may go on a project's shared cluster (``--cluster``), and ``reap`` destroys its
+    idle ones (the backend is then a :class:`~tfcli.runs.backend.ClusterBackend`).
+    ``flag``: the short flag that chooses it (``--local``); every other is chosen as ``--backend NAME``."""
 
     name: str
     make: Callable[[Caller], Backend]
     keeps_runs: bool = False
     title: str = ""  # how messages name it ("GKE"); the name when empty
+    shared_clusters: bool = False
+    flag: str = ""
 
 
 _REGISTERED: dict[str, Registration] = {}
@@ -86,13 +93,37 @@ def title(name: str) -> str:
     return (found.title if found is not None else "") or name
 
 
+def flag(name: str) -> str:
+    """How a command line chooses the backend ``name``: its own short flag, else ``--backend NAME``."""
+    found = _REGISTERED.get(name)
+    return (found.flag if found is not None else "") or f"--backend {name}"
+
+
+def on_shared_clusters() -> list[str]:
+    """The registered backends whose runs may go on a shared cluster (``shared_clusters``), sorted."""
+    return [name for name in names() if _REGISTERED[name].shared_clusters]
+
+
+def keeps_runs(name: str | None) -> bool:
+    """Whether the backend ``name`` keeps its runs (and their results) on its own resources until stopped; an
+    unregistered one is taken to (this process cannot ask it), a run that never started has no backend to."""
+    if name is None:
+        return False
+    found = _REGISTERED.get(name)
+    return found is None or found.keeps_runs
+
+
 def held(record: RunRecord) -> bool:
     """Whether the run's record says its backend may still hold it: one that keeps its runs, and not stopped. An
     unregistered backend's run is taken as held (this process cannot ask it)."""
-    if record.backend is None or record.stopped:
-        return False
-    found = _REGISTERED.get(record.backend)
-    return found is None or found.keeps_runs
+    return not record.stopped and keeps_runs(record.backend)
+
+
+def results_here(record: RunRecord) -> bool:
+    """Whether the run's results on this machine are its own, not a copy of what its backend still holds: its
+    backend left them here (one that does not keep its runs), or kept them until ``stop`` downloaded them. A run
+    that never started has none."""
+    return record.backend is not None and not held(record)
 
 
 def held_elsewhere(record: RunRecord, here: str) -> bool:
