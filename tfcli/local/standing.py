@@ -31,6 +31,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from pathlib import Path
 
 OFF = "off"  # TFCLI_WARM_TRAINER=off: no warm trainer at all
@@ -38,6 +39,7 @@ IDLE_VARIABLE = "TFCLI_WARM_IDLE_SECONDS"
 DEFAULT_IDLE_SECONDS = 600
 PID_FILE = "pid"  # the zygote's pid, written by the run that started it: a folder whose zygote died is stale
 LOG_FILE = "zygote.log"
+EXEC_SECONDS = 5.0  # a zygote's process younger than this may still be between its fork and its exec
 SOCKET_PATH_LIMIT = 100  # sun_path holds 108 bytes on Linux; the socket's name is appended to the folder
 IMPORT_SHAPING = ("PYTHONPATH", "PYTHONHOME", "TF_", "CUDA_", "OMP_", "KMP_", "MPLBACKEND", "MPLCONFIGDIR")
 
@@ -92,13 +94,15 @@ def private(folder: Path) -> bool:
 
 
 def zygote_alive(folder: Path) -> bool:
-    """Whether the zygote whose pid ``folder`` records still runs (a folder left by one that was killed is not)."""
+    """Whether the zygote whose pid ``folder`` records still runs (a folder left by one that was killed is not).
+    For its first seconds the process may not have become the zygote yet (forked, not yet executed): it counts."""
     try:
         pid = int((folder / PID_FILE).read_text())
         command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        age = time.time() - (folder / PID_FILE).stat().st_mtime
     except (OSError, ValueError):
         return False
-    return b"tfcli.local.zygote" in command and str(folder).encode() in command
+    return (b"tfcli.local.zygote" in command and str(folder).encode() in command) or age < EXEC_SECONDS
 
 
 def leave_warm() -> Path | None:

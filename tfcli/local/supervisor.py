@@ -90,7 +90,7 @@ def supervise(root: Path) -> int:
     ports: list[int] = []
     learner: subprocess.Popen[bytes] | WarmTrainer | None = None
     ended, capping = threading.Event(), None
-    stopping = False
+    stopping = paid_imports = False
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         nonlocal stopping
@@ -138,6 +138,7 @@ def supervise(root: Path) -> int:
             env=env,
             preexec_fn=dies_with_this_process(),  # a supervisor killed outright ends its trainer (it checkpoints)
         )
+        paid_imports = not ports and not isinstance(learner, WarmTrainer)
         capping = keep_capped(experiment.logs / "trainer.log", ended)  # its head and newest output
         while True:
             try:
@@ -148,7 +149,7 @@ def supervise(root: Path) -> int:
         stop_all(workers)
         _end_leftovers(learner)
         ended.set()
-        if isinstance(learner, subprocess.Popen) and not ports and WARM_VARIABLE not in os.environ:
+        if paid_imports and WARM_VARIABLE not in os.environ:
             leave_warm()  # this run paid the imports: the next lone start need not (tfcli.local.standing)
         if capping is not None:
             capping.join(timeout=WORKER_STOP_SECONDS)
