@@ -1,6 +1,10 @@
 """Start-up: ``tfcli experiment start -f <200-step PPO CartPole> --local`` next to ``python -c "import tensorflow,
 tensorforce"``, whole processes, alternating (A B A B ...) so that a machine whose speed drifts slows both alike.
 
+Two rows: a start whose trainer starts fresh (``TFCLI_WARM_TRAINER=off``: a first run, or one more than
+``TFCLI_WARM_IDLE_SECONDS`` after the last), and a start that follows another run, whose trainer the standing warm
+trainer that run left forks (docs/reference.md, "A warm trainer between local runs"; its own runtime folder here).
+
 The anchor is what any TensorForce program pays before it does anything; everything above it is tfcli's: the CLI
 process, the supervisor, the trainer's own imports, the agent's graph build, the checkpoints, summaries, the
 learning-curve plot and HParams. Goal (issue 30): at most 1.35x. The ratio is taken pair by pair and the median
@@ -10,6 +14,9 @@ quoted. Run: ``uv run python -m bench.startup [--runs 5] [--timesteps 200]``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -28,22 +35,41 @@ total_timesteps: {timesteps}
 """
 
 
-def seconds(command: Sequence[str], cwd: Path) -> float:
+def seconds(command: Sequence[str], cwd: Path, env: dict[str, str]) -> float:
     """Wall seconds of one whole process, which must succeed."""
     start = time.perf_counter()
-    subprocess.run(list(command), cwd=cwd, check=True, capture_output=True)
+    subprocess.run(list(command), cwd=cwd, check=True, capture_output=True, env=env)
     return time.perf_counter() - start
 
 
-def paired(first: Sequence[str], anchor: Sequence[str], cwd: Path, runs: int) -> tuple[list[float], list[float]]:
-    """``runs`` pairs, each command run once per pair, after one warm-up of each (the OS file cache)."""
-    seconds(first, cwd)
-    seconds(anchor, cwd)
+def paired(
+    first: Sequence[str], anchor: Sequence[str], cwd: Path, runs: int, env: dict[str, str]
+) -> tuple[list[float], list[float]]:
+    """``runs`` pairs, each command run once per pair, after one warm-up of each (the OS file cache; the standing
+    warm trainer, which the pairs start only once it serves)."""
+    seconds(first, cwd, env)
+    wait_for_standing_trainer(env)
+    seconds(anchor, cwd, env)
     ours, theirs = [], []
     for _ in range(runs):
-        ours.append(seconds(first, cwd))
-        theirs.append(seconds(anchor, cwd))
+        ours.append(seconds(first, cwd, env))
+        theirs.append(seconds(anchor, cwd, env))
     return ours, theirs
+
+
+def wait_for_standing_trainer(env: dict[str, str], timeout: float = 120.0) -> None:
+    """Until the standing warm trainer of ``env``'s runtime folder listens (none there: at once)."""
+    deadline = time.monotonic() + timeout
+    folders = Path(env["XDG_RUNTIME_DIR"]).glob("tfcli-warm-*")
+    for folder in folders:
+        while not (folder / "zygote.sock").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def end_standing_trainers(runtime: Path) -> None:
+    for pid_file in runtime.glob("tfcli-warm-*/pid"):
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pid_file.read_text()), signal.SIGTERM)
 
 
 def row(name: str, ours: list[float], theirs: list[float], goal: str) -> str:
@@ -61,14 +87,22 @@ def main() -> None:
     args = parser.parse_args()
     tfcli = [sys.executable, "-m", "tfcli"]
     with tempfile.TemporaryDirectory() as folder:
-        project = Path(folder) / "lab"
+        project, runtime = Path(folder) / "lab", Path(folder) / "run"
+        runtime.mkdir(mode=0o700)
         subprocess.run([*tfcli, "init", str(project)], check=True, capture_output=True)
         (project / "startup.yaml").write_text(SPEC.format(timesteps=args.timesteps))
         start = [*tfcli, "experiment", "start", "-f", "startup.yaml", "--local", "--restart"]
-        ours, theirs = paired(start, IMPORTS, project, args.runs)
+        env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TFCLI_WARM_IDLE_SECONDS="600")
+        fresh = paired(start, IMPORTS, project, args.runs, dict(env, TFCLI_WARM_TRAINER="off"))
+        try:
+            warm = paired(start, IMPORTS, project, args.runs, env)
+        finally:
+            end_standing_trainers(runtime)
     print(HEADER)
-    print(row(f"experiment start, {args.timesteps}-step PPO CartPole", ours, theirs, f"<={GOAL}x"))
-    print(f"anchor: {' '.join(IMPORTS[1:])}; {args.runs} pairs, medians")
+    print(row(f"start, {args.timesteps}-step PPO CartPole, fresh", *fresh, f"<={GOAL}x"))
+    print(row(f"start, {args.timesteps}-step PPO CartPole, after a run", *warm, f"<={GOAL}x"))
+    print(f"anchor: {' '.join(IMPORTS[1:])}; {args.runs} pairs per row, medians; fresh: TFCLI_WARM_TRAINER=off;")
+    print("after a run: its trainer forked by the standing warm trainer the run before left")
 
 
 if __name__ == "__main__":

@@ -5,13 +5,17 @@ Each of the 9 lone starts pays a fresh trainer's imports (TensorFlow, TensorForc
 the sweep's queue imports them once, in its warm trainer, and forks each trial's trainer from it
 (``tfcli/local/zygote.py``). Both sides train the same specs, seeds included, from an empty project; the sweep is
 created beforehand (``--no-build``), so both sides time starting and training only. Pairs alternate (sweep, then
-lone starts) and the ratio is taken pair by pair. Goal (issue 30): at most 0.75x.
+lone starts) and the ratio is taken pair by pair. Goal (issue 30): at most 0.75x. The anchor's starts are fresh
+(``TFCLI_WARM_TRAINER=off``); a second row times the same lone starts one after another as a user makes them, where
+every start after the first forks its trainer from the standing warm trainer the one before left
+(docs/reference.md, "A warm trainer between local runs").
 Run: ``uv run python -m bench.warm_sweep [--runs 1] [--timesteps 1500]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -19,7 +23,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from bench.startup import HEADER, row
+from bench.startup import HEADER, end_standing_trainers, row
 
 GOAL = 0.75
 RATES = (1e-3, 3e-3, 1e-2)
@@ -50,26 +54,40 @@ def project(folder: Path) -> Path:
     return folder
 
 
-def run(command: list[str], cwd: Path) -> float:
+def run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
     return time.perf_counter() - start
 
 
-def one_pair(root: Path, timesteps: int) -> tuple[float, float]:
+def lone_starts(folder: Path, timesteps: int, env: dict[str, str]) -> float:
+    """The 9 trials started one by one in a new project: their seconds in all."""
+    tfcli = [sys.executable, "-m", "tfcli"]
+    lone = project(folder)
+    total = 0.0
+    for index, spec in enumerate(lone_specs(timesteps)):
+        (lone / f"lone-{index}.yaml").write_text(spec)
+        total += run([*tfcli, "experiment", "start", "-f", f"lone-{index}.yaml", "--local"], lone, env)
+    return total
+
+
+def one_pair(root: Path, timesteps: int) -> tuple[float, float, float]:
     tfcli = [sys.executable, "-m", "tfcli"]
     swept = project(root / "swept")
     (swept / "warm.yaml").write_text(sweep_file(timesteps))
     subprocess.run([*tfcli, "experiment", "sweep", "-f", "warm.yaml", "--no-build"], cwd=swept, check=True)
     sweep = run([*tfcli, "experiment", "start", "-s", "warm", "--local", "--parallel", "1"], swept)
-    lone = project(root / "lone")
-    total = 0.0
-    for index, spec in enumerate(lone_specs(timesteps)):
-        (lone / f"lone-{index}.yaml").write_text(spec)
-        total += run([*tfcli, "experiment", "start", "-f", f"lone-{index}.yaml", "--local"], lone)
-    return sweep, total
+    runtime = root / "run"
+    runtime.mkdir(mode=0o700)
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TFCLI_WARM_IDLE_SECONDS="600")
+    fresh = lone_starts(root / "fresh", timesteps, dict(env, TFCLI_WARM_TRAINER="off"))
+    try:
+        warm = lone_starts(root / "lone", timesteps, env)
+    finally:
+        end_standing_trainers(runtime)
+    return sweep, fresh, warm
 
 
 def main() -> None:
@@ -77,15 +95,18 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--timesteps", type=int, default=1500)
     args = parser.parse_args()
-    ours, theirs = [], []
+    ours, theirs, warm = [], [], []
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory() as folder:
-            sweep, lone = one_pair(Path(folder), args.timesteps)
-        ours.append(sweep)
-        theirs.append(lone)
+            pair = one_pair(Path(folder), args.timesteps)
+        ours.append(pair[0])
+        theirs.append(pair[1])
+        warm.append(pair[2])
     print(HEADER)
     print(row(f"sweep of 9 x {args.timesteps} steps, --parallel 1", ours, theirs, f"<={GOAL}x"))
-    print(f"anchor: the same 9 trials, each `experiment start -f ... --local`; {args.runs} pair(s), medians")
+    print(row("the 9 started one after another, warm", warm, theirs, "-"))
+    print("anchor: the same 9 trials, each `experiment start -f ... --local` with TFCLI_WARM_TRAINER=off;")
+    print(f"warm: the same, the standing warm trainer on; {args.runs} pair(s), medians")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ import ctypes
 import gc
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -175,6 +177,25 @@ def warm_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with warm_trainer(tmp_path_factory.mktemp("warm") / "warm.log"):
         folder = os.environ.pop(WARM_VARIABLE)  # set again per test by warm_trainers, not for the whole session
         yield folder
+
+
+@pytest.fixture(scope="session")
+def private_runtime_dir() -> Iterator[Path]:
+    """A runtime folder of the test session's own, short enough for Unix sockets."""
+    folder = Path(tempfile.mkdtemp(prefix="tfcli-rt-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def no_standing_trainer(private_runtime_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test leaves a standing warm trainer (tfcli/local/standing.py) behind (``TFCLI_WARM_IDLE_SECONDS=0``),
+    nor forks from one a user's run left on the machine (the session's own runtime folder): a lone start's trainer
+    starts fresh unless the test asks for :func:`warm_trainers`."""
+    from tfcli.local.standing import IDLE_VARIABLE
+
+    monkeypatch.setenv(IDLE_VARIABLE, "0")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(private_runtime_dir))
 
 
 @pytest.fixture

@@ -117,7 +117,10 @@ def test_a_killed_supervisor_ends_its_trainer_and_meanwhile_nothing_starts_a_sec
     assert status("solo")["state"] == "paused"
 
 
-def test_children_the_environment_forks_end_with_the_run(lab: Path, monkeypatch: object) -> None:
+@pytest.mark.parametrize("start", ["fresh", "warm"])
+def test_children_the_environment_forks_end_with_the_run(lab: Path, start: str, request: pytest.FixtureRequest) -> None:
+    if start == "warm":  # a trainer forked warm leads a group of its own, which the supervisor ends too
+        request.getfixturevalue("warm_trainers")
     (lab / "envs" / "forker.py").write_text(FORKER)
     pids = lab / "forked.txt"
     os.environ["FORKED_PIDS"] = str(pids)

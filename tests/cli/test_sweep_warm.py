@@ -87,11 +87,12 @@ def test_the_zygote_forks_only_before_tensorflow_ran_an_op() -> None:
 
 
 def test_a_trial_starts_fresh_where_the_zygote_cannot_serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfcli.local.standing import OFF
     from tfcli.local.warm import WARM_VARIABLE, start_warm
     from tfcli.local.zygote import UNAVAILABLE
 
-    monkeypatch.delenv(WARM_VARIABLE, raising=False)
-    assert start_warm(["run"], {}, "t") is None  # not a sweep's trial: a fresh trainer
+    monkeypatch.setenv(WARM_VARIABLE, OFF)
+    assert start_warm(["run"], {}, "t") is None  # warm trainers turned off: a fresh trainer
     monkeypatch.setenv(WARM_VARIABLE, str(tmp_path))
     (tmp_path / UNAVAILABLE).write_text("TensorFlow's runtime is initialized (an op ran)\n")
     assert start_warm(["run"], {}, "t") is None

@@ -114,13 +114,11 @@ def _group_of(pid: str) -> tuple[int, str] | None:
     return int(fields[2]), fields[0]
 
 
-def others_in_my_group() -> list[int]:
-    """The live processes of this process's group but itself (none unless it leads the group: a process started by
-    :func:`spawn` does; a test calling this in pytest's own process gets none, so it never ends pytest's group)."""
-    group, me = os.getpgrp(), os.getpid()
-    if group != me or not Path("/proc").is_dir():
+def members_of(group: int) -> list[int]:
+    """The live processes of process group ``group`` but this one."""
+    me, found = os.getpid(), []
+    if not Path("/proc").is_dir():
         return []
-    found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != me:
             member = _group_of(entry.name)
@@ -129,19 +127,31 @@ def others_in_my_group() -> list[int]:
     return found
 
 
+def others_in_my_group() -> list[int]:
+    """The live processes of this process's group but itself (none unless it leads the group: a process started by
+    :func:`spawn` does; a test calling this in pytest's own process gets none, so it never ends pytest's group)."""
+    return members_of(os.getpgrp()) if os.getpgrp() == os.getpid() else []
+
+
 def end_my_group(grace: float) -> list[int]:
     """SIGTERM, then after ``grace`` seconds SIGKILL, whatever else still runs in this process's group: what the
     trainer or the user's environment forked and left behind. The supervisor calls it as it ends, so no child
-    outlives the run it belonged to (a child that left the group, with ``setsid``, is out of reach). Returns the
-    pids it found."""
-    found = others_in_my_group()
+    outlives the run it belonged to (a child that left the group, with ``setsid``, is out of reach: a trainer
+    forked warm leads a group of its own, which the supervisor ends with :func:`end_group`). Returns the pids it
+    found."""
+    return end_group(os.getpgrp(), grace) if os.getpgrp() == os.getpid() else []
+
+
+def end_group(group: int, grace: float) -> list[int]:
+    """SIGTERM, then after ``grace`` seconds SIGKILL, every live process of ``group`` but this one; the pids found."""
+    found = members_of(group)
     for pid in found:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and others_in_my_group():
+    while time.monotonic() < deadline and members_of(group):
         time.sleep(0.1)
-    for pid in others_in_my_group():
+    for pid in members_of(group):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     return found

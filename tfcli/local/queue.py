@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING
 from tfcli.experiments.spec_view import SpecView
 from tfcli.local.handle import local_of
 from tfcli.local.processes import handle_stop_signals
-from tfcli.local.warm import warm_trainer
+from tfcli.local.standing import OFF
+from tfcli.local.warm import WARM_VARIABLE, warm_trainer
 from trainer.kernel.errors import TfcliError
 from trainer.kernel.spec.outcomes import EXIT_PAUSED
 
@@ -133,8 +134,11 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
 
 
 def _warm_worth_it(definition: SweepFile) -> bool:
-    """Whether any trial may run forked warm: a distributed trial starts its learner fresh (its env-workers are
-    fresh processes anyway), so a sweep of only distributed trials starts no zygote."""
+    """Whether any trial may run forked warm: not where warm trainers are turned off (``TFCLI_WARM_TRAINER=off``);
+    a distributed trial starts its learner fresh (its env-workers are fresh processes anyway), so a sweep of only
+    distributed trials starts no zygote."""
+    if os.environ.get(WARM_VARIABLE) == OFF:
+        return False
     base = definition.base if isinstance(definition.base, dict) else {}
     return not SpecView(base).distributed or "run_mode" in definition.axes
 

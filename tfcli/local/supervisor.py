@@ -3,9 +3,10 @@
 ``python -m tfcli.local.supervisor EXPERIMENT_DIR`` is what ``tfcli experiment start`` launches, in a session of
 its own, whether the CLI waits for it or not. Keeping the trainer and its env-workers under one parent means
 ``pause`` and ``stop`` signal one process, the workers never outlive the learner, and a detached run needs no
-CLI process alive. A sweep's trial asks the sweep's warm trainer to fork its trainer (:mod:`tfcli.local.warm`),
-which it then handles as the process it would have started. The exit code is the trainer's (0 completed,
-143 paused, 1 failed, 2 invalid spec).
+CLI process alive. It asks a warm trainer to fork its trainer (:mod:`tfcli.local.warm`: a sweep's, or the
+standing one a previous run left, :mod:`tfcli.local.standing`) and handles it as the process it would have
+started; a run that had to start its trainer fresh leaves a standing one behind for the next. The exit code is the
+trainer's (0 completed, 143 paused, 1 failed, 2 invalid spec).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from pathlib import Path
 from types import FrameType
 
 from tfcli.local.log_cap import keep_capped
-from tfcli.local.processes import dies_with_this_process, end_my_group, handle_stop_signals
-from tfcli.local.warm import WarmTrainer, start_warm
+from tfcli.local.processes import dies_with_this_process, end_group, end_my_group, handle_stop_signals
+from tfcli.local.standing import leave_warm
+from tfcli.local.warm import WARM_VARIABLE, WarmTrainer, start_warm
 from trainer.kernel.spec.outcomes import EXIT_PAUSED
 
 WORKER_STOP_SECONDS = 10.0
@@ -88,7 +90,7 @@ def supervise(root: Path) -> int:
     ports: list[int] = []
     learner: subprocess.Popen[bytes] | WarmTrainer | None = None
     ended, capping = threading.Event(), None
-    stopping = False
+    stopping = paid_imports = False
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         nonlocal stopping
@@ -128,13 +130,15 @@ def supervise(root: Path) -> int:
         if stopping:
             return EXIT_PAUSED
         command = learner_command(experiment.spec_file, experiment.results, ports)
-        # A sweep's trial (not distributed: its env-workers start fresh anyway) is forked by the sweep's warm
-        # trainer when there is one, skipping the imports; otherwise, or when it cannot, a fresh process.
+        # Forked by a warm trainer when there is one (a sweep's, or the one a previous run left), skipping the
+        # imports; otherwise, or when it cannot, a fresh process. Not a distributed learner: its env-workers start
+        # fresh anyway, and their start-up overlaps its imports.
         learner = (None if ports else start_warm(command[3:], env, experiment.name)) or subprocess.Popen(
             command,
             env=env,
             preexec_fn=dies_with_this_process(),  # a supervisor killed outright ends its trainer (it checkpoints)
         )
+        paid_imports = not ports and not isinstance(learner, WarmTrainer)
         capping = keep_capped(experiment.logs / "trainer.log", ended)  # its head and newest output
         while True:
             try:
@@ -143,15 +147,20 @@ def supervise(root: Path) -> int:
                 continue
     finally:
         stop_all(workers)
-        _end_leftovers()
+        _end_leftovers(learner)
         ended.set()
+        if paid_imports and WARM_VARIABLE not in os.environ:
+            leave_warm()  # this run paid the imports: the next lone start need not (tfcli.local.standing)
         if capping is not None:
             capping.join(timeout=WORKER_STOP_SECONDS)
 
 
-def _end_leftovers() -> None:
-    """Whatever the trainer or the user's environment forked and left running ends with the run (named in the log)."""
+def _end_leftovers(learner: subprocess.Popen[bytes] | WarmTrainer | None) -> None:
+    """Whatever the trainer or the user's environment forked and left running ends with the run (named in the log):
+    in this process's group, and in the group of its own that a trainer forked warm leads."""
     left = end_my_group(WORKER_STOP_SECONDS)
+    if isinstance(learner, WarmTrainer) and learner.poll() is not None:
+        left += end_group(learner.pid, WORKER_STOP_SECONDS)
     if left:
         print(f"tfcli: ended {len(left)} process(es) the run left behind (pids {', '.join(map(str, left))})")
 

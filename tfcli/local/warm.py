@@ -1,6 +1,6 @@
-"""A supervisor's side of a sweep's warm trainer (:mod:`tfcli.local.zygote`): ask it for a trainer process instead of
-starting ``python -m trainer`` afresh, and handle the answer as the ``Popen`` it replaces (pid, ``poll``, ``wait``,
-``send_signal``).
+"""A supervisor's side of a warm trainer (:mod:`tfcli.local.zygote`: a sweep's, or the standing one a previous
+run left, :mod:`tfcli.local.standing`): ask it for a trainer process instead of starting ``python -m trainer``
+afresh, and handle the answer as the ``Popen`` it replaces (pid, ``poll``, ``wait``, ``send_signal``).
 
 The protocol, one connection per trial over the zygote's Unix socket: the request is one JSON object (the trainer's
 arguments, working folder, environment and a label for the log) sent with the supervisor's stdin, stdout and stderr
@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-WARM_VARIABLE = "TFCLI_WARM_TRAINER"  # the zygote's folder; a sweep's queue sets it for the trials it launches
+WARM_VARIABLE = "TFCLI_WARM_TRAINER"  # a zygote's folder (a sweep's queue sets it for its trials), or "off"
 READY_SECONDS = 120.0  # the zygote imports TensorFlow as the first trial's supervisor starts: waiting is no slower
 LOST_EXIT = 1  # the keeper went away without reporting (killed): the trainer's ending is read from its results
 
@@ -77,19 +77,12 @@ class WarmTrainer:
 
 
 def start_warm(arguments: list[str], env: dict[str, str], label: str) -> WarmTrainer | None:
-    """``python -m trainer ARGUMENTS`` forked by the sweep's zygote, or None where there is none to ask (not a
-    sweep's trial, the zygote could not fork safely or did not come up): the caller then starts a fresh one."""
-    folder = os.environ.get(WARM_VARIABLE)
-    if not folder:
+    """``python -m trainer ARGUMENTS`` forked by a warm trainer: the sweep's (a trial), else the standing one a
+    previous run left (:mod:`tfcli.local.standing`). None where there is none to ask, it could not fork safely or did
+    not come up: the caller then starts a fresh one."""
+    path = _socket_to_ask()
+    if path is None:
         return None
-    from tfcli.local.zygote import SOCKET_NAME, UNAVAILABLE
-
-    path = Path(folder) / SOCKET_NAME
-    deadline = time.monotonic() + READY_SECONDS
-    while not path.exists():
-        if (Path(folder) / UNAVAILABLE).exists() or not Path(folder).is_dir() or time.monotonic() > deadline:
-            return None
-        time.sleep(0.05)
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         connection.connect(str(path))
@@ -112,6 +105,28 @@ def start_warm(arguments: list[str], env: dict[str, str], label: str) -> WarmTra
         connection.close()
         return None
     return WarmTrainer(connection, int(answer["pid"]), rest)
+
+
+def _socket_to_ask() -> Path | None:
+    """The socket of the zygote this process's trainer may ask, once it listens; None where there is none."""
+    from tfcli.local.standing import OFF, private, standing_folder, zygote_alive
+    from tfcli.local.zygote import SOCKET_NAME, UNAVAILABLE
+
+    named = os.environ.get(WARM_VARIABLE)  # a sweep's zygote, or "off"
+    if named == OFF:
+        return None
+    folder = Path(named) if named else standing_folder()
+    if folder is None or (not named and not (private(folder) and zygote_alive(folder))):
+        return None
+    path = folder / SOCKET_NAME
+    deadline = time.monotonic() + READY_SECONDS
+    while not path.exists():  # still importing: waiting is no slower than importing afresh
+        if (folder / UNAVAILABLE).exists() or not folder.is_dir() or time.monotonic() > deadline:
+            return None
+        if not named and not zygote_alive(folder):
+            return None
+        time.sleep(0.05)
+    return path
 
 
 @contextlib.contextmanager

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -62,8 +63,10 @@ def warm_up() -> None:
     import trainer.run  # noqa: F401
 
 
-def serve(folder: Path) -> None:
-    """Answer requests on ``folder/zygote.sock`` until this process is ended (it dies with the sweep's queue)."""
+def serve(folder: Path, idle_seconds: float | None = None) -> None:
+    """Answer requests on ``folder/zygote.sock`` until this process is ended (a sweep's dies with its queue) or,
+    given ``idle_seconds`` (the standing one, :mod:`tfcli.local.standing`), until none came for that long: then
+    its folder goes with it."""
     try:
         warm_up()
         unsafe = fork_safe()
@@ -78,27 +81,51 @@ def serve(folder: Path) -> None:
     listener.bind(str(folder / SOCKET_NAME) + ".new")
     os.rename(str(folder / SOCKET_NAME) + ".new", folder / SOCKET_NAME)  # appears only when it can be connected to
     listener.listen(16)
+    listener.settimeout(idle_seconds)
     print(f"warm (pid {os.getpid()}): serving {folder / SOCKET_NAME}", flush=True)
+    if idle_seconds is None:
+        _serve(listener)
+        return
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # ended by hand: its folder goes too
+    try:
+        _serve(listener)
+        print(f"idle for {idle_seconds:g} s: ending", flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _serve(listener: socket.socket) -> None:
+    """Fork a keeper per request until none came for the listener's timeout."""
     while True:
-        connection, _ = listener.accept()
-        with connection:
-            message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
-            unsafe = fork_safe()
-            if unsafe is not None or len(fds) != 3:
-                connection.sendall(json.dumps({"refused": unsafe or "expected stdin, stdout, stderr"}).encode() + b"\n")
-                for fd in fds:
-                    os.close(fd)
-                continue
-            if os.fork() == 0:
-                listener.close()
-                _keep(connection, json.loads(message), fds)
-            for fd in fds:
-                os.close(fd)
+        try:
+            connection, _ = listener.accept()
+        except TimeoutError:
+            return
+        with connection, contextlib.suppress(OSError, ValueError):  # a client gone or garbled: the next one
+            _answer(listener, connection)
+
+
+def _answer(listener: socket.socket, connection: socket.socket) -> None:
+    """One request: fork a keeper for it, or say why not."""
+    message, fds, _, _ = socket.recv_fds(connection, 1 << 20, 3)
+    try:
+        unsafe = fork_safe()
+        if unsafe is not None or len(fds) != 3:
+            connection.sendall(json.dumps({"refused": unsafe or "expected stdin, stdout, stderr"}).encode() + b"\n")
+            return
+        request = json.loads(message)
+        if os.fork() == 0:
+            listener.close()
+            _keep(connection, request, fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def _keep(connection: socket.socket, request: dict[str, object], fds: list[int]) -> None:
     """The keeper: fork the trainer, report its pid, wait for it, report its exit status; never returns."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the standing zygote's handler, which removes its folder
     pid = os.fork()
     if pid == 0:
         connection.close()
@@ -133,6 +160,7 @@ def _become_trainer(request: dict[str, object], fds: list[int]) -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
     os.setsid()  # not the zygote's group: the queue's clean-up and the trial's are separate
     os.chdir(str(request["cwd"]))
+    sys.path[0] = str(request["cwd"])  # as `python -m trainer` started there would have it (not the zygote's)
     environment = request["env"]
     assert isinstance(environment, dict)
     os.environ.clear()
@@ -159,10 +187,10 @@ def _become_trainer(request: dict[str, object], fds: list[int]) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        print("usage: python -m tfcli.local.zygote FOLDER", file=sys.stderr)
+    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--idle"):
+        print("usage: python -m tfcli.local.zygote FOLDER [--idle SECONDS]", file=sys.stderr)
         raise SystemExit(2)
-    serve(Path(sys.argv[1]))
+    serve(Path(sys.argv[1]), float(sys.argv[3]) if len(sys.argv) == 4 else None)
 
 
 if __name__ == "__main__":
