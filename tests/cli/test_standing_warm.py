@@ -136,3 +136,12 @@ def test_a_socket_path_too_long_for_unix_means_no_standing_trainer(monkeypatch: 
     assert standing.standing_folder() is None
     monkeypatch.delenv(WARM_VARIABLE, raising=False)
     assert standing.leave_warm() is None and start_warm(["run"], {}, "t") is None
+
+
+def test_without_proc_no_standing_trainer_is_left_or_asked(
+    runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(standing.IDLE_VARIABLE, "60")
+    monkeypatch.setattr(standing, "PROC", tmp_path / "no-proc")  # macOS: a live zygote cannot be told from a dead one
+    assert standing.standing_folder() is None
+    assert standing.leave_warm() is None and not list(runtime_dir.iterdir())

@@ -40,6 +40,7 @@ DEFAULT_IDLE_SECONDS = 600
 PID_FILE = "pid"  # the zygote's pid, written by the run that started it: a folder whose zygote died is stale
 LOG_FILE = "zygote.log"
 EXEC_SECONDS = 5.0  # a zygote's process younger than this may still be between its fork and its exec
+PROC = Path("/proc/self/cmdline")  # where a zygote's liveness is read (Linux)
 SOCKET_PATH_LIMIT = 100  # sun_path holds 108 bytes on Linux; the socket's name is appended to the folder
 IMPORT_SHAPING = ("PYTHONPATH", "PYTHONHOME", "TF_", "CUDA_", "OMP_", "KMP_", "MPLBACKEND", "MPLCONFIGDIR")
 
@@ -77,8 +78,11 @@ def _source_roots() -> list[Path]:
 
 
 def standing_folder() -> Path | None:
-    """This user's standing zygote's folder for the code installed now, or None where its socket's path would be
-    too long for a Unix socket (then every trainer starts fresh)."""
+    """This user's standing zygote's folder for the code installed now, or None (then every lone run's trainer
+    starts fresh) where its socket's path would be too long for a Unix socket, or where there is no ``/proc`` to
+    tell a live zygote by (not Linux)."""
+    if not PROC.exists():
+        return None
     base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
     folder = Path(base) / f"tfcli-warm-{os.getuid()}-{fingerprint()}"
     return folder if len(str(folder)) + 16 <= SOCKET_PATH_LIMIT else None
