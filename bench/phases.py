@@ -140,7 +140,8 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "tfcli", "init", str(project)], check=True, capture_output=True)
         (project / "startup.yaml").write_text(SPEC.format(timesteps=args.timesteps))
         path = os.pathsep.join([str(hooks), *filter(None, [os.environ.get("PYTHONPATH")])])
-        env = dict(os.environ, PYTHONPATH=path, TFCLI_PHASES_LOG=str(log))
+        # a fresh trainer, whose phases are the ones to split (a forked one skips the imports and no hook runs in it)
+        env = dict(os.environ, PYTHONPATH=path, TFCLI_PHASES_LOG=str(log), TFCLI_WARM_TRAINER="off")
         command = [sys.executable, "-m", "tfcli", "experiment", "start", "-f", "startup.yaml", "--local"]
         began = time.time()
         subprocess.run(command, cwd=project, env=env, check=True, capture_output=True)
