@@ -172,7 +172,8 @@ def gcsfuse(gcs: Any, tmp_path: Path) -> Iterator[Callable[..., Path]]:
 def warm_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One warm trainer (tfcli/local/zygote.py) per test process, its folder: TensorFlow and TensorForce imported
     once, each trainer forked from it. Named to no test but those that ask for :func:`warm_trainers`."""
-    from tfcli.local.warm import WARM_VARIABLE, warm_trainer
+    from tfcli.local.standing import WARM_VARIABLE
+    from tfcli.local.warm import warm_trainer
 
     with warm_trainer(tmp_path_factory.mktemp("warm") / "warm.log"):
         folder = os.environ.pop(WARM_VARIABLE)  # set again per test by warm_trainers, not for the whole session
@@ -203,6 +204,6 @@ def warm_trainers(warm_zygote: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A test's local runs fork their trainers from :func:`warm_zygote`, as a local sweep's trials do, instead of
     paying ~5 s of imports per start: for the tests about what a run does, not about how a trainer process starts
     (those keep the fresh start that ``experiment start --local`` makes outside a sweep)."""
-    from tfcli.local.warm import WARM_VARIABLE
+    from tfcli.local.standing import WARM_VARIABLE
 
     monkeypatch.setenv(WARM_VARIABLE, warm_zygote)

@@ -19,7 +19,8 @@ import pytest
 from cli_kit import invoke, status, tiny_spec, wait_for
 
 from tfcli.local import standing
-from tfcli.local.warm import WARM_VARIABLE, start_warm
+from tfcli.local.standing import WARM_VARIABLE
+from tfcli.local.warm import start_warm
 from tfcli.local.zygote import SOCKET_NAME
 
 
@@ -81,9 +82,12 @@ def test_the_standing_trainer_ends_itself_when_idle(runtime_dir: Path, monkeypat
 
 
 def test_off_turns_warm_trainers_off(runtime_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(standing.IDLE_VARIABLE, "60")
     monkeypatch.setenv(WARM_VARIABLE, standing.OFF)
     assert standing.leave_warm() is None and start_warm(["run"], {}, "t") is None
     assert not list(runtime_dir.iterdir())
+    monkeypatch.setenv(WARM_VARIABLE, str(runtime_dir / "sweeps-own"))  # a sweep's trial: its sweep's zygote
+    assert standing.leave_warm() is None and not list(runtime_dir.iterdir())
     monkeypatch.delenv(WARM_VARIABLE)
     monkeypatch.setenv(standing.IDLE_VARIABLE, "0")  # none left behind either
     assert standing.leave_warm() is None and not list(runtime_dir.iterdir())

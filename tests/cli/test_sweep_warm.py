@@ -87,8 +87,8 @@ def test_the_zygote_forks_only_before_tensorflow_ran_an_op() -> None:
 
 
 def test_a_trial_starts_fresh_where_the_zygote_cannot_serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tfcli.local.standing import OFF
-    from tfcli.local.warm import WARM_VARIABLE, start_warm
+    from tfcli.local.standing import OFF, WARM_VARIABLE
+    from tfcli.local.warm import start_warm
     from tfcli.local.zygote import UNAVAILABLE
 
     monkeypatch.setenv(WARM_VARIABLE, OFF)

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING
 from tfcli.experiments.spec_view import SpecView
 from tfcli.local.handle import local_of
 from tfcli.local.processes import handle_stop_signals
-from tfcli.local.standing import OFF
-from tfcli.local.warm import WARM_VARIABLE, warm_trainer
+from tfcli.local.standing import OFF, WARM_VARIABLE
+from tfcli.local.warm import warm_trainer
 from trainer.kernel.errors import TfcliError
 from trainer.kernel.spec.outcomes import EXIT_PAUSED
 

@@ -34,6 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
+WARM_VARIABLE = "TFCLI_WARM_TRAINER"  # a zygote's folder (a sweep's queue sets it for its trials), or OFF
 OFF = "off"  # TFCLI_WARM_TRAINER=off: no warm trainer at all
 IDLE_VARIABLE = "TFCLI_WARM_IDLE_SECONDS"
 DEFAULT_IDLE_SECONDS = 600
@@ -111,10 +112,13 @@ def zygote_alive(folder: Path) -> bool:
 
 def leave_warm() -> Path | None:
     """Start a standing zygote for the next run where none serves this code yet; its folder, or None where none
-    was started (turned off, one is there already, or the folder cannot be made private)."""
+    was started: a warm trainer named already (a sweep's trial: its sweep's zygote) or turned off, none to be left
+    (``TFCLI_WARM_IDLE_SECONDS=0``), one there already, or the folder cannot be made private."""
     seconds = idle_seconds()
+    if os.environ.get(WARM_VARIABLE) or seconds == 0:
+        return None
     folder = standing_folder()
-    if os.environ.get("TFCLI_WARM_TRAINER") == OFF or seconds == 0 or folder is None:
+    if folder is None:
         return None
     if folder.exists():
         if not private(folder) or zygote_alive(folder):

@@ -25,7 +25,7 @@ from types import FrameType
 from tfcli.local.log_cap import keep_capped
 from tfcli.local.processes import dies_with_this_process, end_group, end_my_group, handle_stop_signals
 from tfcli.local.standing import leave_warm
-from tfcli.local.warm import WARM_VARIABLE, WarmTrainer, start_warm
+from tfcli.local.warm import WarmTrainer, start_warm
 from trainer.kernel.spec.outcomes import EXIT_PAUSED
 
 WORKER_STOP_SECONDS = 10.0
@@ -149,7 +149,7 @@ def supervise(root: Path) -> int:
         stop_all(workers)
         _end_leftovers(learner)
         ended.set()
-        if paid_imports and WARM_VARIABLE not in os.environ:
+        if paid_imports:
             leave_warm()  # this run paid the imports: the next lone start need not (tfcli.local.standing)
         if capping is not None:
             capping.join(timeout=WORKER_STOP_SECONDS)

@@ -23,7 +23,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-WARM_VARIABLE = "TFCLI_WARM_TRAINER"  # a zygote's folder (a sweep's queue sets it for its trials), or "off"
+from tfcli.local.standing import OFF, WARM_VARIABLE, private, standing_folder, zygote_alive
+
 READY_SECONDS = 120.0  # the zygote imports TensorFlow as the first trial's supervisor starts: waiting is no slower
 LOST_EXIT = 1  # the keeper went away without reporting (killed): the trainer's ending is read from its results
 
@@ -109,21 +110,20 @@ def start_warm(arguments: list[str], env: dict[str, str], label: str) -> WarmTra
 
 def _socket_to_ask() -> Path | None:
     """The socket of the zygote this process's trainer may ask, once it listens; None where there is none."""
-    from tfcli.local.standing import OFF, private, standing_folder, zygote_alive
     from tfcli.local.zygote import SOCKET_NAME, UNAVAILABLE
 
-    named = os.environ.get(WARM_VARIABLE)  # a sweep's zygote, or "off"
+    named = os.environ.get(WARM_VARIABLE)
     if named == OFF:
         return None
+    standing = not named  # none named (a sweep's trial names its sweep's): the one a previous run left
     folder = Path(named) if named else standing_folder()
-    if folder is None or (not named and not (private(folder) and zygote_alive(folder))):
+    if folder is None or (standing and not (private(folder) and zygote_alive(folder))):
         return None
     path = folder / SOCKET_NAME
     deadline = time.monotonic() + READY_SECONDS
     while not path.exists():  # still importing: waiting is no slower than importing afresh
-        if (folder / UNAVAILABLE).exists() or not folder.is_dir() or time.monotonic() > deadline:
-            return None
-        if not named and not zygote_alive(folder):
+        gone = standing and not zygote_alive(folder)
+        if gone or (folder / UNAVAILABLE).exists() or not folder.is_dir() or time.monotonic() > deadline:
             return None
         time.sleep(0.05)
     return path
