@@ -14,9 +14,7 @@ quoted. Run: ``uv run python -m bench.startup [--runs 5] [--timesteps 200]``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -24,6 +22,8 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from tfcli.local.standing import end_standing
 
 GOAL = 1.35
 IMPORTS = [sys.executable, "-c", "import tensorflow, tensorforce"]
@@ -66,12 +66,6 @@ def wait_for_standing_trainer(env: dict[str, str], timeout: float = 120.0) -> No
             time.sleep(0.1)
 
 
-def end_standing_trainers(runtime: Path) -> None:
-    for pid_file in runtime.glob("tfcli-warm-*/pid"):
-        with contextlib.suppress(OSError, ValueError):
-            os.kill(int(pid_file.read_text()), signal.SIGTERM)
-
-
 def row(name: str, ours: list[float], theirs: list[float], goal: str) -> str:
     ratio = statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
     return f"{name:<44} {statistics.median(ours):>9.2f} {statistics.median(theirs):>9.2f} {ratio:>7.2f}x {goal:>7}"
@@ -97,7 +91,7 @@ def main() -> None:
         try:
             warm = paired(start, IMPORTS, project, args.runs, env)
         finally:
-            end_standing_trainers(runtime)
+            end_standing(runtime)
     print(HEADER)
     print(row(f"start, {args.timesteps}-step PPO CartPole, fresh", *fresh, f"<={GOAL}x"))
     print(row(f"start, {args.timesteps}-step PPO CartPole, after a run", *warm, f"<={GOAL}x"))

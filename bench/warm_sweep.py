@@ -23,7 +23,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from bench.startup import HEADER, end_standing_trainers, row
+from bench.startup import HEADER, row
+from tfcli.local.standing import end_standing
 
 GOAL = 0.75
 RATES = (1e-3, 3e-3, 1e-2)
@@ -86,7 +87,7 @@ def one_pair(root: Path, timesteps: int) -> tuple[float, float, float]:
     try:
         warm = lone_starts(root / "lone", timesteps, env)
     finally:
-        end_standing_trainers(runtime)
+        end_standing(runtime)
     return sweep, fresh, warm
 
 

@@ -189,14 +189,18 @@ def private_runtime_dir() -> Iterator[Path]:
 
 
 @pytest.fixture(autouse=True)
-def no_standing_trainer(private_runtime_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def no_standing_trainer(private_runtime_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No test leaves a standing warm trainer (tfcli/local/standing.py) behind (``TFCLI_WARM_IDLE_SECONDS=0``),
     nor forks from one a user's run left on the machine (the session's own runtime folder): a lone start's trainer
-    starts fresh unless the test asks for :func:`warm_trainers`."""
-    from tfcli.local.standing import IDLE_VARIABLE
+    starts fresh unless the test asks for :func:`warm_trainers`. One left by a process that does not inherit the
+    setting (a docs session's shell, as a user's terminal has none) is ended after its test: a later test of the
+    session would otherwise fork its trainer from it, in another process group than its supervisor's."""
+    from tfcli.local.standing import IDLE_VARIABLE, end_standing
 
     monkeypatch.setenv(IDLE_VARIABLE, "0")
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(private_runtime_dir))
+    yield
+    end_standing(private_runtime_dir)
 
 
 @pytest.fixture

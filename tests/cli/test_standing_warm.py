@@ -5,7 +5,6 @@ serves only the code it imported, and ``TFCLI_WARM_TRAINER=off`` turns it off.""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -32,11 +31,7 @@ def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
     monkeypatch.delenv(WARM_VARIABLE, raising=False)
     yield folder
-    for pid_file in folder.glob(f"*/{standing.PID_FILE}"):
-        with contextlib.suppress(OSError, ValueError):
-            pid = int(pid_file.read_text())
-            if b"tfcli.local.zygote" in Path(f"/proc/{pid}/cmdline").read_bytes():  # not a pid a test wrote
-                os.kill(pid, signal.SIGKILL)
+    standing.end_standing(folder)
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -79,6 +74,23 @@ def test_the_standing_trainer_ends_itself_when_idle(runtime_dir: Path, monkeypat
     assert folder is not None and standing.zygote_alive(folder)
     wait_for(lambda: not folder.exists(), what="the idle zygote to end", timeout=120)
     assert start_warm(["run"], {}, "t") is None  # none to ask: the next trainer starts fresh
+
+
+def test_ending_the_standing_trainers_of_a_runtime_folder_spares_what_is_not_one(
+    runtime_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(standing.IDLE_VARIABLE, "300")
+    folder = standing.leave_warm()
+    assert folder is not None
+    pid = int((folder / standing.PID_FILE).read_text())
+    stranger = runtime_dir / f"tfcli-warm-{os.getuid()}-0000000000000000"
+    stranger.mkdir(mode=0o700)
+    (stranger / standing.PID_FILE).write_text(f"{os.getpid()}\n")  # a live process that is not a zygote: this one
+    old = time.time() - standing.EXEC_SECONDS - 1
+    os.utime(stranger / standing.PID_FILE, (old, old))  # past its first seconds (a new zygote's may read empty)
+    assert standing.end_standing(runtime_dir) == [pid]
+    assert not folder.exists() and not stranger.exists()  # a stale folder goes too
+    wait_for(lambda: os.waitpid(pid, os.WNOHANG)[0] == pid, what="the zygote's end", timeout=10)  # our child
 
 
 def test_off_turns_warm_trainers_off(runtime_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,6 +26,7 @@ import hashlib
 import importlib.util
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -139,3 +140,39 @@ def leave_warm() -> Path | None:
         )
     (folder / PID_FILE).write_text(f"{zygote.pid}\n")
     return folder
+
+
+def end_standing(base: Path, grace_seconds: float = 5.0) -> list[int]:
+    """End every standing zygote of this user's in the runtime folder ``base`` (the pids it ended): SIGTERM, which
+    takes its folder with it, then SIGKILL after ``grace_seconds``, and the folder is removed. A recorded pid that is
+    not a zygote of its folder (reused, or never one) is left alone, once past its first seconds (:func:`zygote_alive`:
+    until its exec is done, a new zygote's command line reads empty). Its forked trainers each have a keeper of their
+    own and are not ended. For whoever must leave no warm trainer behind: a benchmark's rows, a test."""
+    ended = []
+    for folder in base.glob(f"tfcli-warm-{os.getuid()}-*"):
+        if zygote_alive(folder):
+            with contextlib.suppress(OSError, ValueError):  # it ended itself meanwhile, taking its folder
+                pid = int((folder / PID_FILE).read_text())
+                _end(pid, grace_seconds)
+                ended.append(pid)
+        if private(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+    return ended
+
+
+def _end(pid: int, grace_seconds: float) -> None:
+    """SIGTERM, then SIGKILL once ``grace_seconds`` pass and it still runs (an unreaped child of ours does not)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    while _runs(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _runs(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
