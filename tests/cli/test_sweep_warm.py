@@ -96,3 +96,29 @@ def test_a_trial_starts_fresh_where_the_zygote_cannot_serve(tmp_path: Path, monk
     monkeypatch.setenv(WARM_VARIABLE, str(tmp_path))
     (tmp_path / UNAVAILABLE).write_text("TensorFlow's runtime is initialized (an op ran)\n")
     assert start_warm(["run"], {}, "t") is None
+
+
+def test_a_sweep_zygote_whose_queue_was_killed_outright_takes_its_folder_with_it(tmp_path: Path) -> None:
+    """The queue's zygote is ended with it (SIGTERM from the kernel, ``dies_with_this_process``), SIGKILL included,
+    and removes its socket's folder: none is left behind in the temporary folder."""
+    code = (
+        "import os, sys, time\n"
+        "from pathlib import Path\n"
+        "from tfcli.local.standing import WARM_VARIABLE\n"
+        "from tfcli.local.warm import warm_trainer\n"
+        "with warm_trainer(Path(sys.argv[1])):\n"
+        "    folder = Path(os.environ[WARM_VARIABLE])\n"
+        "    while not (folder / 'zygote.sock').exists():\n"
+        "        time.sleep(0.05)\n"
+        "    print(folder, flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    queue = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path / "warm.log")], stdout=subprocess.PIPE, text=True
+    )
+    assert queue.stdout is not None
+    folder = Path(queue.stdout.readline().strip())
+    assert folder.is_dir() and "serving" in (tmp_path / "warm.log").read_text()
+    queue.kill()  # SIGKILL: the queue's own clean-up never runs
+    queue.wait()
+    wait_for(lambda: not folder.exists(), what="the zygote's folder to go", timeout=30)

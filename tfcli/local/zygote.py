@@ -64,16 +64,25 @@ def warm_up() -> None:
 
 
 def serve(folder: Path, idle_seconds: float | None = None) -> None:
-    """Answer requests on ``folder/zygote.sock`` until this process is ended (a sweep's dies with its queue) or,
-    given ``idle_seconds`` (the standing one, :mod:`tfcli.local.standing`), until none came for that long: then
-    its folder goes with it."""
+    """Answer requests on ``folder/zygote.sock`` until this process is ended (by hand, or with its sweep's queue:
+    ``dies_with_this_process`` sends SIGTERM even when the queue is killed outright) or, given ``idle_seconds`` (the
+    standing one, :mod:`tfcli.local.standing`), until none came for that long. Its folder goes with it either way:
+    none is left behind in the temporary folder."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        _serve_from(folder, idle_seconds)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _serve_from(folder: Path, idle_seconds: float | None) -> None:
     try:
         warm_up()
         unsafe = fork_safe()
     except Exception as error:  # a broken install: trials start fresh and report it themselves
         unsafe = f"the imports failed: {error}"
     if unsafe is not None:
-        (folder / UNAVAILABLE).write_text(unsafe + "\n")
+        (folder / UNAVAILABLE).write_text(unsafe + "\n")  # for a client already waiting; then the folder goes
         print(f"not serving: {unsafe}", flush=True)
         return
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel; each reports to its client
@@ -83,15 +92,8 @@ def serve(folder: Path, idle_seconds: float | None = None) -> None:
     listener.listen(16)
     listener.settimeout(idle_seconds)
     print(f"warm (pid {os.getpid()}): serving {folder / SOCKET_NAME}", flush=True)
-    if idle_seconds is None:
-        _serve(listener)
-        return
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # ended by hand: its folder goes too
-    try:
-        _serve(listener)
-        print(f"idle for {idle_seconds:g} s: ending", flush=True)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    _serve(listener)
+    print(f"idle for {idle_seconds:g} s: ending", flush=True)
 
 
 def _serve(listener: socket.socket) -> None:
@@ -115,8 +117,11 @@ def _answer(listener: socket.socket, connection: socket.socket) -> None:
             return
         request = json.loads(message)
         if os.fork() == 0:
-            listener.close()
-            _keep(connection, request, fds)
+            try:
+                listener.close()
+                _keep(connection, request, fds)
+            finally:
+                os._exit(1)  # a keeper that failed never returns into the zygote's loop (nor removes its folder)
     finally:
         for fd in fds:
             os.close(fd)
@@ -125,7 +130,7 @@ def _answer(listener: socket.socket, connection: socket.socket) -> None:
 def _keep(connection: socket.socket, request: dict[str, object], fds: list[int]) -> None:
     """The keeper: fork the trainer, report its pid, wait for it, report its exit status; never returns."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the standing zygote's handler, which removes its folder
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the zygote's handler, which removes its folder
     pid = os.fork()
     if pid == 0:
         connection.close()
