@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import os
 import posixpath
 import re
 import sys
@@ -38,6 +39,7 @@ REQUIRED = ("pyproject.toml", DOCKERFILE, IGNORE_FILE)
 class IgnoreRule:
     pattern: re.Pattern[str]
     exception: bool
+    text: str = ""  # the cleaned pattern, as moby's ``Pattern.String()``: what decides whether a folder is walked
 
 
 def _glob_regex(pattern: str) -> str:
@@ -90,7 +92,7 @@ def parse_ignore(text: str, *, where: str = IGNORE_FILE) -> list[IgnoreRule]:
         if not cleaned or cleaned == ".":
             raise TfcliError(f"{where}: line {number}: {raw.strip()!r} is not a pattern")
         try:
-            rules.append(IgnoreRule(re.compile(_glob_regex(cleaned) + r"\Z"), exception))
+            rules.append(IgnoreRule(re.compile(_glob_regex(cleaned) + r"\Z"), exception, cleaned))
         except (ValueError, re.error) as error:
             raise TfcliError(f"{where}: line {number}: {error}") from None
     return rules
@@ -145,11 +147,26 @@ def context_files(root: Path) -> list[str]:
         )
     rules = parse_ignore((root / IGNORE_FILE).read_text(encoding="utf-8"))
     files = []
-    for path in root.rglob("*"):
-        relative = path.relative_to(root).as_posix()
-        if path.is_file() and not path.is_symlink() and not excluded(rules, relative):
-            files.append(relative)
+    for folder, folders, names in os.walk(root):  # links to folders are not followed, as Docker's walk
+        base = Path(folder).relative_to(root).as_posix()
+        prefix = "" if base == "." else f"{base}/"
+        folders[:] = [name for name in folders if not _skipped_folder(rules, prefix + name)]
+        for name in names:
+            path = Path(folder) / name
+            if path.is_file() and not path.is_symlink() and not excluded(rules, prefix + name):
+                files.append(prefix + name)
     return sorted(files)
+
+
+def _skipped_folder(rules: list[IgnoreRule], relative: str) -> bool:
+    """Whether the walk leaves out the folder ``relative`` and all it holds, as Docker's does (moby's
+    ``pkg/archive.TarWithOptions``): an excluded folder is skipped unless an exception's pattern starts with its path
+    (``!dir/file`` keeps ``dir`` walked). So ``.venv`` under ``*`` and ``!tfcli/`` is never read, and an exception
+    such as ``!**/keep.txt`` brings back nothing from a skipped folder, in Docker's context as in this one."""
+    if not excluded(rules, relative):
+        return False
+    folder = f"{relative}/"
+    return not any(rule.exception and f"{rule.text}/".startswith(folder) for rule in rules)
 
 
 def build_context(root: Path | None = None) -> BuildContext:

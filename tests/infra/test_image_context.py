@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import tarfile
 from pathlib import Path
 
@@ -101,13 +100,11 @@ def test_a_source_without_its_dockerfile_names_what_is_missing(tmp_path: Path) -
         build_context(root)
 
 
-def test_this_checkout_sends_what_the_dockerfile_copies_and_nothing_else(tmp_path: Path) -> None:
-    """The real .dockerignore: pyproject.toml, README.md and the three packages; docs and tests stay out."""
+def test_this_checkout_sends_what_the_dockerfile_copies_and_nothing_else() -> None:
+    """The real .dockerignore on this checkout as it is (its .venv, caches and bytecode included): pyproject.toml,
+    README.md and the three packages; docs and tests stay out."""
     checkout = next(p for p in Path(__file__).resolve().parents if (p / ".dockerignore").is_file())
-    root = tmp_path / "copy"
-    skip = shutil.ignore_patterns(".venv", ".git", ".mutation", "*_cache", "experiments", ".pulumi")
-    shutil.copytree(checkout, root, ignore=skip)
-    files = build_context(root).files
+    files = build_context(checkout).files
     assert {f.split("/")[0] for f in files} == {"README.md", "pyproject.toml", "tfcli", "trainer", "infra"}
     assert "trainer/Dockerfile" in files and not any("__pycache__" in f for f in files)
 
@@ -160,6 +157,19 @@ def test_the_archive_keeps_modes_and_reads_back_the_same_files(tmp_path: Path) -
     assert modes["trainer/run.py"] == 0o755 and modes["README.md"] == 0o755 and modes["pyproject.toml"] == 0o644
     assert context.archive[:2] == b"\x1f\x8b" and context.archive[4:8] == b"\0\0\0\0"  # gzip, mtime 0
     assert context.short == context.digest[:16] and len(context.digest) == 64
+
+
+def test_an_excluded_folder_is_skipped_whole_as_dockers_walk_skips_it(tmp_path: Path) -> None:
+    """moby's ``pkg/archive.TarWithOptions``: an excluded folder is not walked unless an exception's pattern starts
+    with its path, so ``!**/keep.txt`` brings nothing back from ``docs/`` while ``!docs/keep.txt`` does; a
+    checkout's ``.venv`` (hundreds of thousands of files) is never read."""
+    root = make_source(tmp_path)
+    (root / "docs" / "keep.txt").write_text("kept?\n")
+    (root / "trainer" / "keep.txt").write_text("kept\n")
+    (root / ".dockerignore").write_text(IGNORE + "!**/keep.txt\n")
+    assert [f for f in build_context(root).files if f.endswith("keep.txt")] == ["trainer/keep.txt"]
+    (root / ".dockerignore").write_text(IGNORE + "!docs/keep.txt\n")
+    assert "docs/keep.txt" in build_context(root).files and "docs/design.md" not in build_context(root).files
 
 
 def test_links_are_left_out(tmp_path: Path) -> None:
