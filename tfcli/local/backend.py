@@ -24,7 +24,7 @@ from tfcli.runs.results import Ended, LogRequest, Paused, RunStatus, Started, St
 from tfcli.runs.resuming import ResumePlan, check_experiment_resumable, released_members
 from tfcli.runs.run import Run
 from trainer.ended import release
-from trainer.kernel.errors import InvalidInput, TfcliError
+from trainer.kernel.errors import TfcliError
 
 if TYPE_CHECKING:  # numpy: loaded where a sweep's numbers are computed, not for every `list`
     from tfcli.sweeps.aggregate import Run as TrialNumbers
@@ -56,11 +56,9 @@ class LocalBackend:
     waits_by_default = True  # a run here is followed until it ends unless told --detach
 
     def start(self, run: Run, options: StartOptions, *, held: frozenset[str] | None = None) -> Started:
-        """``held``: trials of a sweep its queue leaves as they ended (``resume -s``; None: the pruned ones)."""
-        if options.shared_cluster is not None:
-            raise InvalidInput(
-                "--cluster: a shared cluster is a GKE cluster; it has no meaning for a run on this machine"
-            )
+        """``held``: trials of a sweep its queue leaves as they ended (``resume -s``; None: the pruned ones).
+        ``options.shared_cluster`` never reaches this backend: ``--cluster`` is refused for a backend that does not
+        run on shared clusters before a backend is asked (:func:`tfcli.backends.refuse_cluster`)."""
         for member in run.members():
             if held_elsewhere(record := member.run_record(), self.name):
                 what = "trial" if run.kind == "sweep" else "experiment"
@@ -178,9 +176,8 @@ class LocalBackend:
 
     def plan(self, run: Run, shared_cluster: str | None = None) -> LocalPlan:
         """The processes a run starts here and the cores they keep busy; a sweep's trials at a time (what
-        ``start -s --local`` picks when not told ``--parallel``)."""
-        if shared_cluster is not None:
-            raise InvalidInput("--cluster: a shared cluster is a GKE cluster; it has no meaning with --local")
+        ``start -s --local`` picks when not told ``--parallel``). ``shared_cluster`` is always None here (see
+        :meth:`start`)."""
         parallel = None
         if run.kind == "sweep":
             definition = run.sweep().definition()
