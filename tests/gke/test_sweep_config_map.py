@@ -45,6 +45,7 @@ def test_the_limit_is_kubernetes_1_mib_of_values() -> None:
     assert config_map_size({"trial-0.yaml": "ab", "trial-1.yaml": "é"}) == 4  # UTF-8 bytes of the values
 
 
+@pytest.mark.slow  # a sweep of hundreds of trials (README "Development")
 def test_a_sweep_too_large_for_its_config_map_is_refused_at_creation_and_nothing_is_written(
     gke_project: Path,
 ) -> None:
@@ -61,6 +62,7 @@ def test_a_sweep_too_large_for_its_config_map_is_refused_at_creation_and_nothing
     assert not (gke_project / "stacks" / "Pulumi.big.yaml").exists()
 
 
+@pytest.mark.slow  # a sweep of hundreds of trials (README "Development")
 def test_a_sweep_just_under_the_limit_is_created(gke_project: Path) -> None:
     seeds = seeds_for(0.99, gke_project)
     path = sweep_file(gke_project, seeds)
@@ -72,6 +74,7 @@ def test_a_sweep_just_under_the_limit_is_created(gke_project: Path) -> None:
     assert (gke_project / "stacks" / "Pulumi.big.yaml").exists()
 
 
+@pytest.mark.slow  # a sweep of hundreds of trials (README "Development")
 def test_a_local_project_makes_a_large_sweep_it_runs_here(project: Path) -> None:
     """No ConfigMap on this machine; its stack config is still refused if it is ever deployed (below)."""
     code, _, stderr = invoke(
@@ -87,6 +90,7 @@ def stack_config(root: Path, seeds: int) -> dict[str, Any]:
     return {**config, "tfcli:sweep": planned.sweep.model_dump(mode="json")}
 
 
+@pytest.mark.slow  # a sweep of hundreds of trials (README "Development")
 def test_a_sweep_stack_too_large_for_its_config_map_is_refused(tmp_path: Path) -> None:
     seeds = seeds_for(1.03, tmp_path)
     with pytest.raises(InvalidInput) as refused:
@@ -96,6 +100,7 @@ def test_a_sweep_stack_too_large_for_its_config_map_is_refused(tmp_path: Path) -
     assert refused.value.hint and "fewer seeds" in refused.value.hint
 
 
+@pytest.mark.slow  # a sweep of hundreds of trials (README "Development")
 def test_a_sweep_stack_under_the_limit_is_accepted_and_its_config_map_is_the_size_checked(tmp_path: Path) -> None:
     sweep = sweep_settings_from_config(stack_config(tmp_path, seeds_for(0.99, tmp_path)), stack="big")
     objects = build_sweep_manifests(sweep.name, sweep.trials, sweep_context(sweep), parallelism=1)

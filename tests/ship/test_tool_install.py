@@ -18,6 +18,8 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -36,6 +38,7 @@ def test_tool_overrides_equal_the_projects_overrides() -> None:
     ]
 
 
+@pytest.mark.slow  # an installed command: a whole-tool journey (README "Development")
 def test_the_installed_command_works_outside_the_repository(tmp_path: Path) -> None:
     uv = shutil.which("uv")
     assert uv is not None, "uv is not on PATH"

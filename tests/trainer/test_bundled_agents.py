@@ -102,6 +102,7 @@ def test_cnn_network_file_builds_with_ppo_on_space_invaders(name: str, space_inv
         agent.close()
 
 
+@pytest.mark.slow  # an agent on Atari frames, its replay memory of images (README "Development")
 @pytest.mark.parametrize("name", [a for a in AGENTS if is_visual(a)])
 def test_visual_agent_with_cnn_dqn_builds_and_acts_on_space_invaders(name: str, space_invaders: Any) -> None:
     agent = build_agent(
