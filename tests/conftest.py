@@ -180,27 +180,23 @@ def warm_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield folder
 
 
-@pytest.fixture(scope="session")
-def private_runtime_dir() -> Iterator[Path]:
-    """A runtime folder of the test session's own, short enough for Unix sockets."""
-    folder = Path(tempfile.mkdtemp(prefix="tfcli-rt-"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 @pytest.fixture(autouse=True)
-def no_standing_trainer(private_runtime_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def no_standing_trainer(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No test leaves a standing warm trainer (tfcli/local/standing.py) behind (``TFCLI_WARM_IDLE_SECONDS=0``),
-    nor forks from one a user's run left on the machine (the session's own runtime folder): a lone start's trainer
-    starts fresh unless the test asks for :func:`warm_trainers`. One left by a process that does not inherit the
-    setting (a docs session's shell, as a user's terminal has none) is ended after its test: a later test of the
-    session would otherwise fork its trainer from it, in another process group than its supervisor's."""
+    nor forks from one a user's run or another test left: each test has a runtime folder of its own (short, for Unix
+    sockets), so a lone start's trainer starts fresh unless the test asks for :func:`warm_trainers`. A process that
+    does not inherit the setting (a docs session's shell, as a user's terminal has none) may leave one there, even
+    after its test (a detached supervisor's run ending late): it is ended with the test, and a later one finds no
+    folder to serve from. Without this, a later test's trainer was forked by such a zygote, in a session of its own:
+    a pause it sent "at once" came after the trainer had started, and a SIGKILLed supervisor's trainer paused."""
     from tfcli.local.standing import IDLE_VARIABLE, end_standing
 
+    folder = Path(tempfile.mkdtemp(prefix="tfcli-rt-"))
     monkeypatch.setenv(IDLE_VARIABLE, "0")
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(private_runtime_dir))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
     yield
-    end_standing(private_runtime_dir)
+    end_standing(folder)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
