@@ -41,14 +41,26 @@ def test_a_pause_sent_while_the_supervisor_is_still_starting_is_handled_not_fata
     assert not (experiment.results / "result.json").exists()  # it never began training
 
 
-def test_pause_says_checkpoint_saved_only_when_the_trainer_wrote_paused(lab: Path) -> None:
+SLOW_TRAINER_START = """\
+import pathlib, time
+if b"-m\\x00trainer\\x00" in pathlib.Path("/proc/self/cmdline").read_bytes():
+    time.sleep(30)  # a trainer still starting when the pause comes, however busy the machine
+"""
+
+
+def test_pause_says_checkpoint_saved_only_when_the_trainer_wrote_paused(
+    lab: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     experiment = new_experiment(lab, "quick")
     experiment.results.mkdir(parents=True)
     earlier = {"status": "paused", "timesteps": 123, "episodes": 4, "reason": "SIGTERM"}  # an earlier segment's
     (experiment.results / "result.json").write_text(json.dumps(earlier))
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(SLOW_TRAINER_START)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))  # "at once" by construction, not by a race
     code, stdout, stderr = invoke("experiment", "start", "-e", "quick", "--local", "--detach")
     assert code == 0, stderr
-    code, stdout, stderr = invoke("experiment", "pause", "-e", "quick")  # at once: the supervisor is starting
+    code, stdout, stderr = invoke("experiment", "pause", "-e", "quick")  # the trainer has not begun
     assert code == 0, stderr
     assert "checkpoint saved" not in stdout
     assert "Paused quick before it saved anything" in stdout
