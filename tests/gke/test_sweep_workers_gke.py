@@ -65,6 +65,24 @@ def _tails(logs: dict[str, str]) -> dict[str, str]:
     return {name: text[-3000:] for name, text in logs.items()}
 
 
+def _first_rung_judgements(logs: dict[str, str], trials: set[str]) -> dict[str, str]:
+    """What each of ``trials`` did when it first reached the rung at 150 timesteps, from the workers' logs (each
+    line after "trial NAME starts" is that trial's). Hopeless first in the queue, a hopeless trial there either
+    waits, giving its worker away, or is pruned against the good combination's score, which the other worker,
+    taking one trial of each combination first, may publish a few milliseconds earlier: never "going on" alone."""
+    judged: dict[str, str] = {}
+    for text in logs.values():
+        trial = None
+        for line in text.splitlines():
+            if "sweep worker: trial " in line and line.endswith(" starts"):
+                trial = line.split("sweep worker: trial ", 1)[1].removesuffix(" starts")
+            elif trial in trials and trial not in judged and "trainer.hooks.early_stop: early stop: " in line:
+                said = line.split("early stop: ", 1)[1]
+                if "150 timesteps" in said:
+                    judged[trial] = said
+    return judged
+
+
 def _status() -> dict[str, dict[str, Any]]:
     code, stdout, stderr = invoke("experiment", "status", "-s", SWEEP, "--json")
     assert code == 0, stderr
@@ -117,8 +135,11 @@ def test_hopeless_trials_are_pruned_by_two_workers_in_either_queue_order(
         assert steps == sorted(steps) and len(set(steps)) == len(steps) and 300 < steps[-1] <= BUDGET  # one curve
     spent = sum(trial["timesteps"] for trial in trials.values())
     assert spent <= 0.75 * 4 * BUDGET, trials  # the full grid is 2,400
-    if hopeless_first:  # the unfavourable order: only waiting at the rung prunes there
-        assert "waiting at rung 150 timesteps" in "".join(logs.values()), _tails(logs)  # a trial gave its worker away
+    if hopeless_first:  # the unfavourable order: a hopeless trial at the first rung is never judged alone
+        judged = _first_rung_judgements(logs, {f"{SWEEP}-{k}" for k in hopeless})
+        assert set(judged) == {f"{SWEEP}-{k}" for k in hopeless}, _tails(logs)
+        assert all(line.startswith(("waiting at rung 150", "pruned:")) for line in judged.values()), judged
+        assert all("(2 combinations" in line for line in judged.values() if line.startswith("pruned:")), judged
     code, stdout, stderr = invoke("experiment", "list", "-s", SWEEP, "--json")
     assert code == 0, stderr
     rows = [(row["pruned"], row["best"]) for row in json.loads(stdout)]
