@@ -157,6 +157,18 @@ def end_group(group: int, grace: float) -> list[int]:
     return found
 
 
+def end_process(pid: int, grace: float) -> None:
+    """SIGTERM, then after ``grace`` seconds SIGKILL, one process (an ended child nobody reaped yet counts as ended,
+    as in :func:`members_of`)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and (state := _group_of(str(pid))) is not None and state[1] not in ("Z", "X"):
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
 def kill_trainer(output: Path, grace: float) -> int | None:
     """SIGKILL the trainer that holds ``output``'s lock (``trainer/output_lock.py``) and the process group it leads,
     and wait up to ``grace`` seconds for the lock to drop; returns its pid, None when no trainer held it.

@@ -26,7 +26,6 @@ import hashlib
 import importlib.util
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -34,6 +33,8 @@ import sysconfig
 import tempfile
 import time
 from pathlib import Path
+
+from tfcli.local.processes import end_process
 
 WARM_VARIABLE = "TFCLI_WARM_TRAINER"  # a zygote's folder (a sweep's queue sets it for its trials), or OFF
 OFF = "off"  # TFCLI_WARM_TRAINER=off: no warm trainer at all
@@ -153,26 +154,8 @@ def end_standing(base: Path, grace_seconds: float = 5.0) -> list[int]:
         if zygote_alive(folder):
             with contextlib.suppress(OSError, ValueError):  # it ended itself meanwhile, taking its folder
                 pid = int((folder / PID_FILE).read_text())
-                _end(pid, grace_seconds)
+                end_process(pid, grace_seconds)
                 ended.append(pid)
         if private(folder):
             shutil.rmtree(folder, ignore_errors=True)
     return ended
-
-
-def _end(pid: int, grace_seconds: float) -> None:
-    """SIGTERM, then SIGKILL once ``grace_seconds`` pass and it still runs (an unreaped child of ours does not)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_seconds
-    while _runs(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-
-
-def _runs(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
