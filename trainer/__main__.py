@@ -100,7 +100,9 @@ def _run(arguments: argparse.Namespace) -> int:
     from trainer.ended import nothing_to_train
     from trainer.hooks.early_stop import waiting_decided
     from trainer.kernel.budget import Budget
+    from trainer.mount_view import refresh
 
+    refresh(arguments.output)  # another pod may have trained it last: read its files as they are (GCS FUSE's cache)
     ended = nothing_to_train(arguments.output, Budget.of(experiment)) or waiting_decided(
         arguments.output, experiment.early_stop, experiment.name
     )
