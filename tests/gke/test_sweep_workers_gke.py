@@ -119,15 +119,12 @@ def test_hopeless_trials_are_pruned_by_two_workers_in_either_queue_order(
     assert [trials[f"{SWEEP}-{k}"]["state"] for k in range(4)] == [states[k] for k in range(4)]
     seen = json.dumps(trials, indent=1)
     for k in hopeless:
-        if hopeless_first:
-            # Pruned at a rung, before its budget. Usually the first: it waits there until the good combination has
-            # a score. In one full-suite run a hopeless-first trial had trained to 300 timesteps (the second rung)
-            # when it was pruned; the cause is not found yet, so this order asserts only what held then.
-            assert 150 <= trials[f"{SWEEP}-{k}"]["timesteps"] < BUDGET, seen
-            assert "below the top 1/2 (2 combinations" in trials[f"{SWEEP}-{k}"]["detail"], seen
-        else:  # the good combination scored first: judged at once at the first rung, not past it
-            assert 150 <= trials[f"{SWEEP}-{k}"]["timesteps"] < 300, seen
-            assert "at 150 timesteps, below the top 1/2 (2 combinations" in trials[f"{SWEEP}-{k}"]["detail"], seen
+        # Pruned at the first rung, whichever way it got there: judged at once (the good combination scored first),
+        # or waiting there and judged when started again, maybe by the other worker pod. Read through that pod's
+        # GCS FUSE cache, such a trial's result.json once said nothing, and it trained on to the second rung
+        # (trainer/mount_view.py; in both orders, under a full suite's load).
+        assert 150 <= trials[f"{SWEEP}-{k}"]["timesteps"] < 300, seen
+        assert "at 150 timesteps, below the top 1/2 (2 combinations" in trials[f"{SWEEP}-{k}"]["detail"], seen
         assert list((mount / SWEEP / f"{SWEEP}-{k}" / "checkpoints").glob("*/COMPLETE"))  # kept where it stopped
     for k in good:
         assert trials[f"{SWEEP}-{k}"]["timesteps"] == BUDGET
