@@ -9,6 +9,11 @@ forked by a sweep's warm trainer, :mod:`tfcli.local.zygote`, which imports it on
 curve is drawn in the trainer. Whenever the helper cannot draw (it died, the disk is full, it timed out) the trainer
 draws it itself, so every failure is the in-process drawing's own (:func:`trainer.curve.plot_learning_curve`).
 The helper ends when its stdin closes: a trainer that dies, however, leaves none behind.
+
+The request is one line, and the helper reads that line, not its stdin to the end: an environment that forks a
+process of its own (after the helper started) hands it the pipe's write end too, so the end of the stream would come
+only when that process ends. Waiting for it, a run whose environment forked a helper of its own sat
+:data:`DRAW_SECONDS` at its end, then drew the curve itself.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ class CurvePainter:
         if process is not None:
             request = {"path": str(path), "title": title, "episodes": [episode.as_json() for episode in episodes]}
             try:
-                process.communicate(json.dumps(request).encode(), timeout=DRAW_SECONDS)
+                process.communicate(json.dumps(request).encode() + b"\n", timeout=DRAW_SECONDS)
             except (OSError, subprocess.TimeoutExpired):
                 process.kill()
                 process.wait()
@@ -60,19 +65,22 @@ class CurvePainter:
         plot_learning_curve(episodes, path, title=title)
 
     def close(self) -> None:
-        """End an unused helper (closing its stdin: it draws nothing)."""
+        """End an unused helper (an empty request: it draws nothing)."""
         process, self._process = self._process, None
         if process is not None:
-            with contextlib.suppress(OSError):
-                process.communicate(b"", timeout=DRAW_SECONDS)
+            try:
+                process.communicate(b"\n", timeout=DRAW_SECONDS)
+            except (OSError, subprocess.TimeoutExpired):
+                process.kill()
+                process.wait()
 
 
 def main() -> int:
     from matplotlib import figure  # noqa: F401
     from matplotlib.backends import backend_agg  # noqa: F401 - the point of this process: imported while it waits
 
-    text = sys.stdin.read()
-    if not text:
+    text = sys.stdin.readline()  # one line: the end of the stream may be held by a process the environment forked
+    if not text.strip():
         return 0  # the trainer ended without asking
     request = json.loads(text)
     episodes = [Episode.from_json(row) for row in request["episodes"]]

@@ -100,3 +100,32 @@ def test_closing_an_unused_helper_ends_it(tmp_path: Path) -> None:
         tmp_path,
     )
     assert printed.split() == ["True", "False"]
+
+
+def test_a_process_the_environment_forked_does_not_hold_the_helper_up(tmp_path: Path) -> None:
+    """A process forked after the helper started (an environment's own helper) holds the pipe's write end too: the
+    helper still draws at once, not when that process ends (the trainer would wait, then draw it itself), and an
+    unused helper still ends when closed."""
+    printed = in_fresh_process(
+        """\
+        import os, signal, time
+        import trainer.curve_painter as painting
+        painting.DRAW_SECONDS = 30.0  # a helper held up is killed after this, and the trainer imports matplotlib
+        painter, unused = CurvePainter(), CurvePainter()
+        forked = os.fork()
+        if forked == 0:
+            time.sleep(120)
+            os._exit(0)
+        try:
+            painter.paint(episodes, out / "learning_curve.png", title="t")
+            print("matplotlib" in sys.modules, flush=True)
+            helper = unused.helper
+            unused.close()
+            print(Path(f"/proc/{helper}").exists())
+        finally:
+            os.kill(forked, signal.SIGKILL)
+        """,
+        tmp_path,
+    )
+    assert printed.split() == ["False", "False"]  # drawn by the helper; the unused one ended
+    assert (tmp_path / "learning_curve.png").read_bytes().startswith(PNG)
