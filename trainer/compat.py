@@ -94,6 +94,14 @@ def apply() -> None:
     global _applied
     if _applied:
         return
+    from trainer.heavy_imports import collection_paused
+
+    with collection_paused():
+        _apply()
+    _applied = True
+
+
+def _apply() -> None:
     quiet_tensorflow_import()
     import tensorflow as tf
 
@@ -120,7 +128,6 @@ def apply() -> None:
     _trace_nested_functions_in_place(tf)
     _start_updating_when_told()
     _undo_msgpack_numpy_patch()
-    _applied = True
 
 
 def _undo_msgpack_numpy_patch() -> None:

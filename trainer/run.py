@@ -10,6 +10,7 @@ line to turn into a message and an exit code.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from pathlib import Path
@@ -210,9 +211,13 @@ def _import_tensorflow_meanwhile() -> None:
     """
 
     def load() -> None:
+        from trainer.heavy_imports import collection_paused
+
         quiet_tensorflow_import()
         try:
-            import tensorflow  # noqa: F401
+            if "tensorflow" not in sys.modules:  # frozen once per process, not again for each run of a test's
+                with collection_paused():
+                    import tensorflow  # noqa: F401
         except Exception as error:  # the main thread's own import reports it properly
             log.debug("importing TensorFlow in the background failed: %s", error)
 

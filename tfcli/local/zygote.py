@@ -51,16 +51,18 @@ def warm_up() -> None:
     """What every trial would import: TensorFlow, TensorForce, the trainer's modules (no op runs) and matplotlib's
     figure (each trial draws its learning curve in its own process then, with no helper: trainer.curve_painter)."""
     from trainer.compat import quiet_tensorflow_import
+    from trainer.heavy_imports import collection_paused
 
     quiet_tensorflow_import()
-    import matplotlib.backends.backend_agg
-    import matplotlib.figure  # noqa: F401
-    import tensorflow  # noqa: F401
-    import tensorforce  # noqa: F401
+    with collection_paused():  # and frozen before the forks: trainer/heavy_imports.py
+        import matplotlib.backends.backend_agg
+        import matplotlib.figure  # noqa: F401
+        import tensorflow  # noqa: F401
+        import tensorforce  # noqa: F401
 
-    import trainer.__main__
-    import trainer.agents
-    import trainer.run  # noqa: F401
+        import trainer.__main__
+        import trainer.agents
+        import trainer.run  # noqa: F401
 
 
 def serve(folder: Path, idle_seconds: float | None = None) -> None:
