@@ -55,12 +55,7 @@ class CurvePainter:
         process, self._process = self._process, None
         if process is not None:
             request = {"path": str(path), "title": title, "episodes": [episode.as_json() for episode in episodes]}
-            try:
-                process.communicate(json.dumps(request).encode() + b"\n", timeout=DRAW_SECONDS)
-            except (OSError, subprocess.TimeoutExpired):
-                process.kill()
-                process.wait()
-            if process.returncode == 0:
+            if _ask(process, json.dumps(request)) == 0:
                 return
         plot_learning_curve(episodes, path, title=title)
 
@@ -68,11 +63,17 @@ class CurvePainter:
         """End an unused helper (an empty request: it draws nothing)."""
         process, self._process = self._process, None
         if process is not None:
-            try:
-                process.communicate(b"\n", timeout=DRAW_SECONDS)
-            except (OSError, subprocess.TimeoutExpired):
-                process.kill()
-                process.wait()
+            _ask(process, "")
+
+
+def _ask(process: subprocess.Popen[bytes], request: str) -> int:
+    """Send the helper its one request line and wait for it to end (killed after :data:`DRAW_SECONDS`); its exit."""
+    try:
+        process.communicate(request.encode() + b"\n", timeout=DRAW_SECONDS)
+    except (OSError, subprocess.TimeoutExpired):
+        process.kill()
+        process.wait()
+    return process.returncode
 
 
 def main() -> int:
