@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,6 +41,35 @@ def test_a_pause_sent_while_the_supervisor_is_still_starting_is_handled_not_fata
     os.kill(process.pid, signal.SIGTERM)  # before the interpreter has even started
     assert process.wait(timeout=60) == 143  # paused by its own handler, not killed by the signal (-15)
     assert not (experiment.results / "result.json").exists()  # it never began training
+
+
+# The pause lands in the window after the supervisor's last look at it and before it has a trainer to forward it to
+# (a warm trainer asked for, or a fresh one being started): on a busy machine, where a full test run found
+# `experiment stop` 0.2 s after `start --detach` waiting its whole 120 s for a trainer that never heard of the stop.
+STOP_WHILE_STARTING_PROBE = """
+import os, signal, sys, time
+from pathlib import Path
+import tfcli.local.supervisor as supervisor
+
+def start_warm(arguments, env, name):
+    os.kill(os.getpid(), signal.SIGTERM)  # the pause arrives now: no trainer yet
+    return None  # no warm trainer: a fresh process starts
+
+supervisor.start_warm = start_warm
+supervisor.learner_command = lambda *_: [sys.executable, "-c", "import time; time.sleep(60)"]  # a trainer, slowly
+started = time.monotonic()
+code = supervisor.supervise(Path(sys.argv[1]))
+print("CODE", code, "SECONDS", round(time.monotonic() - started))
+"""
+
+
+def test_a_pause_sent_while_the_trainer_is_being_started_reaches_it(lab: Path) -> None:
+    experiment = new_experiment(lab, "starting")
+    probe = [sys.executable, "-c", STOP_WHILE_STARTING_PROBE, str(experiment.root)]
+    result = subprocess.run(probe, capture_output=True, text=True, timeout=50, check=True)
+    code, seconds = result.stdout.split()[1::2]
+    assert int(code) == -signal.SIGTERM, result.stdout  # the trainer got the pause as it started, not 60 s later
+    assert int(seconds) < 30, result.stdout
 
 
 SLOW_TRAINER_START = """\

@@ -138,6 +138,8 @@ def supervise(root: Path) -> int:
             env=env,
             preexec_fn=dies_with_this_process(),  # a supervisor killed outright ends its trainer (it checkpoints)
         )
+        if stopping:  # the pause came while the trainer was being started, with no trainer yet to forward it to
+            forward(signal.SIGTERM, None)
         paid_imports = not ports and not isinstance(learner, WarmTrainer)
         capping = keep_capped(experiment.logs / "trainer.log", ended)  # its head and newest output
         while True:
