@@ -149,3 +149,31 @@ def test_the_execution_settings_change_how_fast_the_agent_runs_not_what_it_learn
     assert [{k: v for k, v in e.items() if k not in drop} for e in episodes] == [
         {k: v for k, v in e.items() if k not in drop} for e in default_episodes
     ]
+
+
+def test_on_cpu_the_graphs_run_without_grappler_and_learn_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, release_memory: None
+) -> None:
+    """The trainer turns TensorFlow's graph rewrites off on a machine without a GPU (~1 s of every agent build, see
+    ``skip_graph_rewrites_on_cpu``); the same seeded run with them on learns the same episodes, step for step."""
+    import tensorflow as tf
+
+    options = tf.config.optimizer
+    options.set_experimental_options({"disable_meta_optimizer": False})  # as TensorFlow starts
+    runs = []
+    try:
+        for name in ("trainer", "grappler"):
+            experiment = cartpole_experiment(run_mode="multi-threaded", num_workers=2, total_timesteps=300)
+            result = run(RunConfig(experiment=experiment, output=tmp_path / name, agent_summaries=False))
+            runs.append((result.updates, read_progress(tmp_path / name)))
+            if name == "trainer":
+                assert options.get_experimental_options().get("disable_meta_optimizer") is True
+                monkeypatch.setattr("trainer.agents.skip_graph_rewrites_on_cpu", lambda: None)
+                options.set_experimental_options({"disable_meta_optimizer": False})
+    finally:
+        options.set_experimental_options({"disable_meta_optimizer": True})  # as the trainer leaves it
+    (updates, episodes), (grappler_updates, grappler_episodes) = runs
+    assert updates == grappler_updates >= 2
+    assert [{k: v for k, v in e.items() if k != "wall_seconds"} for e in episodes] == [
+        {k: v for k, v in e.items() if k != "wall_seconds"} for e in grappler_episodes
+    ]
