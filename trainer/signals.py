@@ -6,11 +6,16 @@ reclaim under GKE's graceful node shutdown). The handler only sets a flag: the l
 run checkpoints, writes ``result.json`` with status "paused" and exits 143 (128 + SIGTERM), which Kubernetes counts
 as a failure of the pod rather than a completed Job. A second SIGINT (Ctrl-C twice) interrupts at once. Env-workers
 (``trainer.env_worker``) exit 143 on the same signals.
+
+A process the trainer forks (a user's environment may fork helpers) inherits the handler but is not the trainer:
+there the signal does what it would have done, so the supervisor's SIGTERM to what a run left behind ends it at once
+(not after the grace period and a SIGKILL), and it writes no "received" line into the trainer's log.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 from types import FrameType
@@ -26,6 +31,7 @@ class StopRequest:
         self._event = threading.Event()
         self.reason = ""
         self._previous: dict[int, Any] = {}
+        self._pid = os.getpid()
 
     @property
     def requested(self) -> bool:
@@ -37,6 +43,11 @@ class StopRequest:
             self._event.set()
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != self._pid:  # a process forked from the trainer: the signal acts as it did before install
+            previous = self._previous.get(signum)
+            signal.signal(signum, signal.SIG_DFL if previous is None else previous)
+            os.kill(os.getpid(), signum)
+            return
         name = signal.Signals(signum).name
         if signum == signal.SIGINT and self.requested:
             raise KeyboardInterrupt

@@ -142,3 +142,4 @@ def test_children_the_environment_forks_end_with_the_run(lab: Path, start: str, 
     assert not left, f"the environment's children outlived the run: {left}"
     log = (lab / "experiments" / "forks" / "logs" / "trainer.log").read_text()
     assert "process(es) the run left behind" in log
+    assert "SIGTERM received" not in log  # the helper ended at the SIGTERM; it did not answer as the trainer would
