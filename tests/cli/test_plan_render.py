@@ -9,17 +9,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
+from cli_kit import invoke, runner
 
 from infra.stack_files import STACKS_DIR
 from tfcli.cli.app import app
-
-runner = CliRunner()
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_new_writes_the_stack_file_with_a_placeholder_project_and_local_use_is_unchanged(project: Path) -> None:

@@ -12,17 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_kit import invoke
 from gke_testkit import PASSPHRASE
-from typer.testing import CliRunner
-
-from tfcli.cli.app import app
-
-runner = CliRunner()
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

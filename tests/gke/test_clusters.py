@@ -6,17 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_kit import invoke
 from gke_testkit import GCP_PROJECT, ZONE, FakePulumi, stack_config
-from typer.testing import CliRunner
-
-from tfcli.cli.app import app
-
-runner = CliRunner()
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def create_shared(name: str = "shared-t4", *flags: str) -> str:

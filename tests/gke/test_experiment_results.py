@@ -8,18 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_kit import invoke
 from gke_testkit import FakePulumi, stack_config
-from typer.testing import CliRunner
 
-from tfcli.cli.app import app
-
-runner = CliRunner()
 BUCKET = "tfcli-si1-96f4ee46"  # by heart: a renamed bucket fails tests
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def status() -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_kit import invoke
 from gke_testkit import (
     CONFLICT,
     GCP_PROJECT,
@@ -21,16 +22,6 @@ from gke_testkit import (
     make_gke_project,
     stack_config,
 )
-from typer.testing import CliRunner
-
-from tfcli.cli.app import app
-
-runner = CliRunner()
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def new(name: str = "si1", *extra: str) -> None:

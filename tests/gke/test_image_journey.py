@@ -11,21 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_kit import invoke
 from gke_testkit import GCP_PROJECT, FakePulumi, make_gke_project
-from typer.testing import CliRunner
 
 from infra.image_choice import current_context
-from tfcli.cli.app import app
 
 pytestmark = pytest.mark.slow
-runner = CliRunner()
 IMAGE_STACK = f"image.{GCP_PROJECT}"
 REPOSITORY = f"us-central1-docker.pkg.dev/{GCP_PROJECT}/tfcli/trainer"
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def fresh(project: Path) -> None:

@@ -12,23 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_kit import invoke, states, sweep_status
 from gke_testkit import GCP_PROJECT, FakePulumi, make_gke_project, stack_config
 from test_cluster_watch import recorded
-from typer.testing import CliRunner
 
-from tfcli.cli.app import app
 from trainer.kernel.state import Episode, RunState
 from trainer.results import Result
 
-runner = CliRunner()
 SWEEP = "cartpole-lr"  # the bundled sweep: 3 learning rates x 3 seeds = trials cartpole-lr-0 .. cartpole-lr-8
 BUCKET = "tfcli-cartpole-lr-96f4ee46"  # by heart: a renamed bucket fails tests
 BUDGET = 40_000  # its total_timesteps
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def progress(returns: list[float], length: int = 100) -> str:
@@ -59,16 +52,6 @@ def finished(gcs: Any, trial: int, level: float) -> list[float]:
     returns = [level] * (BUDGET // 100)
     upload(gcs, trial, {"progress.jsonl": progress(returns), "result.json": result("completed", returns)})
     return returns
-
-
-def sweep_status() -> dict[str, Any]:
-    code, stdout, stderr = invoke("experiment", "status", "-s", SWEEP, "--json")
-    assert code == 0, stderr
-    return dict(json.loads(stdout))
-
-
-def states() -> list[str]:
-    return [trial["state"] for trial in sweep_status()["trials"]]
 
 
 def record(lab: Path, name: str) -> dict[str, Any]:
@@ -124,11 +107,11 @@ def test_start_s_deploys_one_stack_with_the_sweep_and_its_parallelism(gke_lab: P
     code, stdout, stderr = invoke("experiment", "start", "-s", SWEEP, "--parallel", "5")
     assert code == 0, stderr
     assert "stack init" not in fake_pulumi.verbs() and "1 replaced" in stdout
-    assert stack_config(gke_lab, SWEEP)["tfcli:parallelism"] == 5 and sweep_status()["parallel"] == 5
+    assert stack_config(gke_lab, SWEEP)["tfcli:parallelism"] == 5 and sweep_status(SWEEP)["parallel"] == 5
 
 
 def test_status_and_list_read_every_trial_from_the_bucket(deployed: FakePulumi, gcs: Any, gke_lab: Path) -> None:
-    assert sweep_status()["state"] == "running" and set(states()) == {"new"}
+    assert sweep_status(SWEEP)["state"] == "running" and set(states(SWEEP)) == {"new"}
     levels = {0: 20.0, 3: 200.0, 6: 30.0, 1: 24.0, 4: 180.0, 7: 26.0, 2: 22.0}  # combination = trial // 3
     finals = {trial: finished(gcs, trial, level) for trial, level in levels.items()}
     upload(gcs, 5, {"progress.jsonl": progress([50.0] * 30)})  # still training
@@ -137,7 +120,7 @@ def test_status_and_list_read_every_trial_from_the_bucket(deployed: FakePulumi, 
     stale.mkdir(parents=True)
     (stale / "result.json").write_text(result("completed", [1.0] * 10))
 
-    current = sweep_status()
+    current = sweep_status(SWEEP)
     assert (current["backend"], current["state"], current["parallel"]) == ("gke", "running", 3)
     assert [trial["state"] for trial in current["trials"]] == ["completed"] * 5 + ["running"] + ["completed"] * 2 + [
         "new"
@@ -174,7 +157,7 @@ def test_status_and_list_read_every_trial_from_the_bucket(deployed: FakePulumi, 
 
     for trial in (5, 8):
         finished(gcs, trial, 100.0)
-    assert sweep_status()["state"] == "completed"
+    assert sweep_status(SWEEP)["state"] == "completed"
     code, stdout, stderr = invoke("experiment", "status", "-e", f"{SWEEP}-8", "--json")  # one trial, from the bucket
     assert code == 0, stderr
     assert (json.loads(stdout)["state"], json.loads(stdout)["backend"]) == ("completed", "gke")
@@ -194,7 +177,7 @@ def test_pause_and_resume_flip_suspend_and_up(deployed: FakePulumi, gcs: Any, gk
     set_all = [argv for argv in deployed.commands() if argv[:2] == ["config", "set-all"]]
     assert set_all[-1][-2:] == ["--plaintext", "tfcli:suspend=true"] and "up" in deployed.verbs()
     assert stack_config(gke_lab, SWEEP)["tfcli:suspend"] == "true"
-    assert sweep_status()["state"] == "paused" and states()[:3] == ["completed", "paused", "new"]
+    assert sweep_status(SWEEP)["state"] == "paused" and states(SWEEP)[:3] == ["completed", "paused", "new"]
 
     deployed.clear()
     code, stdout, stderr = invoke("experiment", "resume", "-s", SWEEP)
@@ -203,7 +186,7 @@ def test_pause_and_resume_flip_suspend_and_up(deployed: FakePulumi, gcs: Any, gk
     assert set_all[-1][-2:] == ["--plaintext", "tfcli:suspend=false"]
     assert "1 updated" in stdout  # the Job's suspend flipped
     assert stack_config(gke_lab, SWEEP)["tfcli:suspend"] == "false"
-    assert sweep_status()["state"] == "running" and states()[1] == "running"  # continues from its checkpoint
+    assert sweep_status(SWEEP)["state"] == "running" and states(SWEEP)[1] == "running"  # continues from its checkpoint
     code, _, stderr = invoke("experiment", "resume", "-s", SWEEP)
     assert code == 1 and "is running; only a paused sweep can resume" in stderr
 
@@ -223,7 +206,7 @@ def test_stop_downloads_every_trial_then_destroys(deployed: FakePulumi, gcs: Any
         assert len((results / "progress.jsonl").read_text().splitlines()) == BUDGET // 100
     assert (gke_lab / "experiments" / f"{SWEEP}-4" / "results" / "checkpoints" / "1" / "state.json").is_file()
 
-    current = sweep_status()  # from the downloads: the bucket is gone
+    current = sweep_status(SWEEP)  # from the downloads: the bucket is gone
     assert (current["state"], current["counts"]) == ("stopped", {"completed": 9})
     code, stdout, _ = invoke("experiment", "list", "-s", SWEEP, "--json")
     assert [row["iqm"] for row in json.loads(stdout)] == pytest.approx([10.0, 20.0, 30.0])
@@ -244,7 +227,7 @@ def test_stop_of_a_running_sweep_pauses_it_first(deployed: FakePulumi, gcs: Any,
     results = gke_lab / "experiments" / f"{SWEEP}-2" / "results"
     assert json.loads((results / "result.json").read_text())["status"] == "paused"  # the checkpoint's, downloaded
     assert not (gke_lab / "experiments" / f"{SWEEP}-0" / "results").exists()  # it never ran: nothing to copy
-    assert states()[:3] == ["stopped", "stopped", "stopped"]
+    assert states(SWEEP)[:3] == ["stopped", "stopped", "stopped"]
 
 
 def test_download_s_copies_each_trial_and_logs_s_points_at_one_trial(
@@ -329,7 +312,7 @@ def on_a_cluster(gke_lab: Path, fake_pulumi: FakePulumi, auth_plugin: Path) -> I
 
 def test_status_s_shows_each_trials_pod_and_logs_e_reads_it(on_a_cluster: Any, gcs: Any) -> None:
     upload(gcs, 1, {"progress.jsonl": progress([9.0] * 4)})
-    trials = sweep_status()["trials"]
+    trials = sweep_status(SWEEP)["trials"]
     assert trials[1]["cluster"] == {"pod": "running", "reason": ""}
     assert trials[4]["cluster"]["pod"] == "pending" and "autoscaler is adding one" in trials[4]["cluster"]["reason"]
     assert trials[0]["cluster"] is None  # no pod yet (waits for a slot of the Job's parallelism)
@@ -360,7 +343,7 @@ def test_wait_follows_every_trial_then_tears_its_own_cluster_down(
     assert "tearing its cluster down" in stdout and f"Sweep {SWEEP}: completed" in stdout and "final IQM" in stdout
     assert fake_pulumi.verbs().count("up") == 1 and fake_pulumi.verbs().count("destroy") == 1
     assert all((gke_lab / "experiments" / f"{SWEEP}-{k}" / "results" / "result.json").is_file() for k in range(9))
-    assert sweep_status()["state"] == "stopped"
+    assert sweep_status(SWEEP)["state"] == "stopped"
 
 
 def test_what_an_experiment_refuses_a_sweep_refuses(deployed: FakePulumi, gke_lab: Path) -> None:
