@@ -34,28 +34,25 @@ default caches, streaming writes):
 
 The kernel caches nothing here (``attr_timeout=0``, ``entry_timeout=0``, ``direct_io``): every answer is this
 mount's, so the cache above is the only one. Run as ``python tests/gcsfuse.py BUCKET MOUNTPOINT [--ttl S]``
-(``STORAGE_EMULATOR_HOST`` set); :func:`mounted` starts one and unmounts it. It needs ``/dev/fuse``, root (the
-mount is made without ``fusermount``) and libfuse 3 (``libfuse3-3``; .ci/run installs it).
+(``STORAGE_EMULATOR_HOST`` set); :func:`mounted` (tests/gcsfuse_mount.py) starts one and unmounts it. It needs
+``/dev/fuse``, root (the mount is made without ``fusermount``) and libfuse 3 (``libfuse3-3``; .ci/run installs it).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
 import os
 import stat
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import mfusepy as fuse
-from process_kit import stop_process
+from gcsfuse_mount import DAEMONS as DAEMONS
+from gcsfuse_mount import lose as lose
+from gcsfuse_mount import mounted as mounted
 
 NEGATIVE_TTL = 5.0  # metadata-cache:negative-ttl-secs, gcsfuse's default
 
@@ -345,43 +342,6 @@ class GcsFuse(fuse.Operations):  # type: ignore[misc]
     def statfs(self, path: str) -> dict[str, int]:
         return {"f_bsize": 4096, "f_frsize": 4096, "f_blocks": 1 << 30, "f_bfree": 1 << 30, "f_bavail": 1 << 30,
                 "f_files": 1 << 20, "f_ffree": 1 << 20, "f_namemax": 1024}  # fmt: skip
-
-
-DAEMONS: dict[Path, subprocess.Popen[bytes]] = {}  # each mount's daemon, by its mountpoint
-
-
-def lose(mountpoint: Path) -> None:
-    """The mount dies with what it staged (SIGKILL to its daemon): the node is gone, or the GCS FUSE sidecar. A
-    SIGKILL of the trainer alone publishes its open files, as the kernel closes them (``FLUSH``) for a live mount."""
-    daemon = DAEMONS[mountpoint]
-    daemon.kill()
-    daemon.wait()
-
-
-@contextlib.contextmanager
-def mounted(bucket: str, mountpoint: Path, *, ttl: float | None = 60.0, log: Path | None = None) -> Iterator[Path]:
-    """``bucket`` (on the emulator ``STORAGE_EMULATOR_HOST`` names) mounted at ``mountpoint`` by a daemon process
-    of its own, as one pod's GCS FUSE volume; unmounted (lazily, should a process still hold a file) on the way
-    out."""
-    mountpoint.mkdir(parents=True, exist_ok=True)
-    ttl_arg = "-1" if ttl is None else str(ttl)
-    with open(log or os.devnull, "ab") as errors:
-        daemon = subprocess.Popen(
-            [sys.executable, __file__, bucket, str(mountpoint), "--ttl", ttl_arg], stdout=errors, stderr=errors
-        )
-    DAEMONS[mountpoint] = daemon
-    try:
-        deadline = time.monotonic() + 30
-        while not os.path.ismount(mountpoint):
-            if daemon.poll() is not None or time.monotonic() > deadline:
-                said = log.read_text()[-2000:] if log is not None and log.is_file() else ""
-                raise RuntimeError(f"the GCS FUSE stand-in did not mount {mountpoint} (exit {daemon.poll()}): {said}")
-            time.sleep(0.05)
-        yield mountpoint
-    finally:
-        subprocess.run(["umount", "-l", str(mountpoint)], check=False, capture_output=True)
-        stop_process(daemon, timeout=10)
-        DAEMONS.pop(mountpoint, None)
 
 
 def main() -> None:

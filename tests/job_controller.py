@@ -2,12 +2,12 @@
 
 Kubernetes 1.33 (``pkg/controller/job``, ``pkg/apis/batch/validation``), for what tfcli's Jobs use:
 
-- admission (:func:`validate`): the cross-field rules of ``ValidateJobSpec`` a schema cannot express — a
-  ``podFailurePolicy`` needs ``restartPolicy: Never``; ``FailIndex`` needs ``backoffLimitPerIndex``;
-  ``backoffLimitPerIndex`` and ``maxFailedIndexes`` need Indexed mode; ``maxFailedIndexes`` needs
-  ``backoffLimitPerIndex`` and at most ``completions``; exit-code values unique, ordered, no 0 with ``In``, a
-  ``containerName`` of the template. :func:`validate_update` adds ``ValidateJobSpecUpdate``: only ``parallelism``,
-  ``suspend``, ``maxFailedIndexes`` (and the backoff limits) change in place.
+- admission (:func:`validate`, from tests/job_admission.py): the cross-field rules of ``ValidateJobSpec`` a schema
+  cannot express — a ``podFailurePolicy`` needs ``restartPolicy: Never``; ``FailIndex`` needs
+  ``backoffLimitPerIndex``; ``backoffLimitPerIndex`` and ``maxFailedIndexes`` need Indexed mode;
+  ``maxFailedIndexes`` needs ``backoffLimitPerIndex`` and at most ``completions``; exit-code values unique, ordered,
+  no 0 with ``In``, a ``containerName`` of the template. :func:`validate_update` adds ``ValidateJobSpecUpdate``:
+  only ``parallelism``, ``suspend``, ``maxFailedIndexes`` (and the backoff limits) change in place.
 - the controller (:class:`JobController`): at most ``parallelism`` pods, lowest pending index first; a failed pod is
   matched against the ``podFailurePolicy`` rules in order (the first match wins; none is ``Count``): ``FailJob``
   marks the Job failed and terminates every running pod (no pending index starts); ``FailIndex`` fails that index;
@@ -27,15 +27,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from job_admission import MUTABLE as MUTABLE
+from job_admission import Invalid as Invalid
+from job_admission import validate as validate
+from job_admission import validate_update as validate_update
+
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
 IGNORED_COUNT = "batch.kubernetes.io/job-index-ignored-failure-count"
 DEFAULT_BACKOFF_LIMIT = 6
 NO_LIMIT = 2**31 - 1  # the backoffLimit the API server defaults to when backoffLimitPerIndex is set
-
-
-class Invalid(Exception):
-    """What the API server answers 422 with: ``Job.batch "<name>" is invalid: <field>: <problem>; ...``."""
 
 
 @dataclass(frozen=True)
@@ -61,82 +62,6 @@ def index_ranges(indexes: set[int]) -> str:
             start = index
         previous = index
     return ",".join(parts)
-
-
-def validate(job: dict[str, Any]) -> None:
-    """Raise :class:`Invalid` for what ``ValidateJobSpec`` refuses among the fields tfcli sets."""
-    spec, name = job["spec"], job["metadata"]["name"]
-    errors: list[str] = []
-    indexed = spec.get("completionMode") == "Indexed"
-    per_index = spec.get("backoffLimitPerIndex")
-    for key in ("backoffLimitPerIndex", "maxFailedIndexes"):
-        if key in spec and not indexed:
-            errors.append(f"spec.{key}: Invalid value: {spec[key]}: requires indexed completion mode")
-    if "maxFailedIndexes" in spec:
-        if per_index is None:
-            errors.append("spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified")
-        if spec["maxFailedIndexes"] > spec.get("completions", 1):
-            errors.append(
-                f"spec.maxFailedIndexes: Invalid value: {spec['maxFailedIndexes']}: must be less than or "
-                "equal to completions"
-            )
-    if per_index is not None and spec.get("completions", 1) > 100_000:
-        errors.append("spec.completions: must be less than or equal to 100000 when backoffLimitPerIndex is specified")
-    policy = spec.get("podFailurePolicy")
-    pod = spec["template"]["spec"]
-    if policy is not None:
-        if pod.get("restartPolicy") != "Never":
-            errors.append(
-                'spec.template.spec.restartPolicy: Invalid value: only "Never" is supported when '
-                "podFailurePolicy is specified"
-            )
-        containers = {c["name"] for c in pod["containers"]} | {c["name"] for c in pod.get("initContainers", [])}
-        for number, rule in enumerate(policy["rules"]):
-            where = f"spec.podFailurePolicy.rules[{number}]"
-            if rule["action"] == "FailIndex" and per_index is None:
-                errors.append(f"{where}.action: FailIndex rule action requires the backoffLimitPerIndex to be set")
-            if rule["action"] not in ("FailJob", "FailIndex", "Ignore", "Count"):
-                errors.append(f"{where}.action: Unsupported value: {rule['action']!r}")
-            codes = rule.get("onExitCodes")
-            if codes is not None:
-                values = codes["values"]
-                if codes.get("containerName") not in (None, *containers):
-                    errors.append(
-                        f"{where}.onExitCodes.containerName: Invalid value: {codes['containerName']!r}: "
-                        "must be one of the container or initContainer names in the pod template"
-                    )
-                if values != sorted(set(values)):
-                    errors.append(f"{where}.onExitCodes.values: Invalid value: must be ordered and unique")
-                if codes["operator"] == "In" and 0 in values:
-                    errors.append(f"{where}.onExitCodes.values: Invalid value: 0: must not be 0 for the In operator")
-    if errors:
-        raise Invalid(f'Job.batch "{name}" is invalid: ' + "; ".join(errors))
-
-
-MUTABLE = (
-    "parallelism",
-    "suspend",
-    "maxFailedIndexes",
-    "backoffLimit",
-    "backoffLimitPerIndex",
-    "activeDeadlineSeconds",
-)
-
-
-def validate_update(old: dict[str, Any], new: dict[str, Any]) -> None:
-    """``ValidateJobSpecUpdate``: a Job of the same name may change only its mutable fields (the pod template and
-    ``completions``, ``completionMode`` and ``podFailurePolicy`` are immutable)."""
-    validate(new)
-    changed = sorted(
-        key
-        for key in {*old["spec"], *new["spec"]}
-        if key not in MUTABLE and old["spec"].get(key) != new["spec"].get(key)
-    )
-    if changed:
-        raise Invalid(
-            f'Job.batch "{new["metadata"]["name"]}" is invalid: '
-            + "; ".join(f"spec.{key}: Invalid value: field is immutable" for key in changed)
-        )
 
 
 @dataclass
