@@ -2,36 +2,36 @@
 
 For every bundled experiment x run mode, on a dedicated and on a shared cluster: the env-worker DNS names the learner
 dials exist (indexed Job + headless Service), every Secret / ConfigMap / ServiceAccount a pod names exists with the
-keys it reads, the results bucket's FUSE volume works under Workload Identity, the GPU learner lands on the GPU pool
-and env workers never do, and everything fits on the nodes as shipped. Then the review findings: the Workload
-Identity binding waits for the cluster, a changed spec replaces the Jobs safely, the kubeconfig uses Application
-Default Credentials, and ``pulumi destroy`` removes the bucket only after the pods writing it are gone.
+keys it reads, the results bucket's FUSE volume works under Workload Identity (those checks live in ``infra_testkit``),
+the GPU learner lands on the GPU pool and env workers never do, and everything fits on the nodes as shipped: the nodes
+as the scheduler sees them and the scheduling checks are here. The review findings on how the objects are ordered,
+replaced and reached are in ``test_cross_objects_review``.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-import re
 from typing import Any
 
 import pytest
-import yaml
 from infra_testkit import (
     BUNDLED_EXPERIMENTS,
     PROJECT,
     RUN_MODES,
     ZONE,
+    check_references,
+    check_results_bucket,
+    check_worker_dns,
     experiment,
     in_mode,
-    jobs,
+    objects_of,
     plan_for,
     stack_config,
 )
 
 from infra import naming
-from infra.manifests import build_manifests, context_for
-from infra.plan import SECRET, Plan, PlannedResource
+from infra.plan import Plan
 from infra.shapes import machine_shape
 from infra.sizing import DAEMONSETS, SYSTEM_DEPLOYMENTS
 from infra.stack_files import cluster_stack_config
@@ -42,7 +42,6 @@ GPU = "nvidia.com/gpu"
 SHARING_STRATEGY = "cloud.google.com/gke-gpu-sharing-strategy"
 SHARED_CLIENTS = "cloud.google.com/gke-max-shared-clients-per-gpu"
 GPU_TAINT = {"key": GPU, "value": "present", "effect": "NoSchedule"}  # what GKE puts on GPU nodes beside a CPU pool
-WRITE_ROLES = {"roles/storage.objectAdmin", "roles/storage.objectCreator", "roles/storage.objectUser"}
 CASES = [
     pytest.param(name, mode, shared, id=f"{name}-{mode}-{'shared' if shared else 'dedicated'}")
     for name in BUNDLED_EXPERIMENTS
@@ -51,23 +50,7 @@ CASES = [
 ]
 
 
-# --- the objects and the pools ----------------------------------------------------------------------------------
-
-
-def objects_of(plan: Plan, spec: Experiment) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """The planned Kubernetes objects by (kind, namespace, name); a Secret's hidden data from the same render."""
-    found = {}
-    for resource in plan.resources:
-        if resource.type.startswith("kubernetes:") and resource.type != "pulumi:providers:kubernetes":
-            obj = resource.inputs
-            found[obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]] = obj
-    rendered = build_manifests(spec, context_for(spec, project=PROJECT, location=ZONE), token="t0ken")
-    for obj in rendered:
-        if obj["kind"] == "Secret":
-            planned = found[obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"]]
-            assert planned == {**obj, "stringData": SECRET}
-            found[obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"]] = obj
-    return found
+# --- the nodes and the pools ------------------------------------------------------------------------------------------
 
 
 def pool_plan(plan: Plan, spec: Experiment, shared: bool) -> Plan:
@@ -221,128 +204,7 @@ def pod_requests(template: dict[str, Any]) -> tuple[float, float, int]:
     return cpu, memory, gpus
 
 
-# --- the checks ---------------------------------------------------------------------------------------------------
-
-
-def check_worker_dns(objects: dict[tuple[str, str, str], dict[str, Any]]) -> int:
-    """The learner's ``--workers`` are indexed pods' hostnames behind a headless Service that selects them."""
-    checked = 0
-    for (kind, namespace, _), job in objects.items():
-        if kind != "Job":
-            continue
-        (container, *_) = job["spec"]["template"]["spec"]["containers"]
-        if "--workers" not in container["args"]:
-            continue
-        addresses = container["args"][container["args"].index("--workers") + 1].split(",")
-        for index, address in enumerate(addresses):
-            host, port = address.rsplit(":", 1)
-            pod_name, subdomain = host.split(".", 1)
-            assert "." not in subdomain, f"{address}: <hostname>.<subdomain> resolves in the pod's own namespace"
-            owner = next(
-                (
-                    w
-                    for (k, ns, name), w in objects.items()
-                    if k == "Job" and ns == namespace and pod_name == f"{name}-{index}"
-                ),
-                None,
-            )
-            assert owner is not None, f"{address}: no indexed Job in {namespace} has a pod named {pod_name}"
-            spec = owner["spec"]
-            assert spec["completionMode"] == "Indexed" and spec["completions"] == spec["parallelism"] == len(addresses)
-            template = spec["template"]
-            assert template["spec"]["subdomain"] == subdomain
-            service = objects.get(("Service", namespace, subdomain))
-            assert service is not None, f"{address}: no Service {subdomain} in {namespace}"
-            assert service["spec"]["clusterIP"] == "None"  # headless: per-pod DNS records
-            assert service["spec"]["selector"].items() <= template["metadata"]["labels"].items()
-            (service_port,) = [p for p in service["spec"]["ports"] if str(p["port"]) == port]
-            (worker,) = template["spec"]["containers"]
-            container_ports = {p["containerPort"] for p in worker["ports"]}
-            assert service_port["targetPort"] in container_ports
-            assert worker["args"][worker["args"].index("--port") + 1] == str(service_port["targetPort"])
-            checked += 1
-    return checked
-
-
-def check_references(objects: dict[tuple[str, str, str], dict[str, Any]]) -> None:
-    """Every Secret / ConfigMap / ServiceAccount a pod names exists in its namespace with the keys it reads."""
-    for (kind, namespace, name), job in objects.items():
-        if kind != "Job":
-            continue
-        assert ("Namespace", "", namespace) in objects
-        pod = job["spec"]["template"]["spec"]
-        account = pod.get("serviceAccountName", "default")  # "default" exists in every namespace
-        assert account == "default" or ("ServiceAccount", namespace, account) in objects, f"{name}: {account}"
-        for container in pod["containers"]:
-            for variable in container.get("env", []):
-                source = variable.get("valueFrom", {})
-                if ref := source.get("secretKeyRef"):
-                    secret = objects[("Secret", namespace, ref["name"])]
-                    assert ref["key"] in {**secret.get("data", {}), **secret.get("stringData", {})}
-                if ref := source.get("configMapKeyRef"):
-                    assert ref["key"] in objects[("ConfigMap", namespace, ref["name"])]["data"]
-            volumes = {volume["name"]: volume for volume in pod.get("volumes", [])}
-            for mount in container.get("volumeMounts", []):
-                assert mount["name"] in volumes, f"{name}: mounts {mount['name']}, which no volume is"
-        for volume in pod.get("volumes", []):
-            if "configMap" in volume:
-                data = objects[("ConfigMap", namespace, volume["configMap"]["name"])]["data"]
-                assert {item["key"] for item in volume["configMap"].get("items", [])} <= data.keys()
-            if "secret" in volume:
-                assert ("Secret", namespace, volume["secret"]["secretName"]) in objects
-
-
-def check_results_bucket(plan: Plan, objects: dict[tuple[str, str, str], dict[str, Any]]) -> None:
-    """FUSE volume -> annotated pod -> KSA -> Google SA that may write exactly that bucket, bound to the KSA."""
-    (bucket,) = plan.of_type("gcp:storage/bucket:Bucket")
-    accounts = {
-        naming.service_account_email(a.inputs["accountId"], a.inputs["project"]): a
-        for a in plan.of_type("gcp:serviceaccount/account:Account")
-    }
-    fuse_pods = 0
-    for (kind, namespace, _), job in objects.items():
-        if kind != "Job":
-            continue
-        template = job["spec"]["template"]
-        fuse = [
-            v
-            for v in template["spec"].get("volumes", [])
-            if v.get("csi", {}).get("driver") == "gcsfuse.csi.storage.gke.io"
-        ]
-        if not fuse:
-            continue
-        fuse_pods += 1
-        assert template["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
-        (volume,) = fuse
-        assert volume["csi"]["volumeAttributes"]["bucketName"] == bucket.inputs["name"]
-        ksa = template["spec"]["serviceAccountName"]
-        email = objects[("ServiceAccount", namespace, ksa)]["metadata"]["annotations"]["iam.gke.io/gcp-service-account"]
-        google_account = accounts[email]
-        member = f"serviceAccount:{email}"
-        grants = [
-            *plan.of_type("gcp:storage/bucketIAMMember:BucketIAMMember"),
-            *plan.of_type("gcp:storage/bucketIAMBinding:BucketIAMBinding"),
-        ]
-        writes = {
-            r.inputs["bucket"]
-            for r in grants
-            if member in (r.inputs.get("member"), *r.inputs.get("members", [])) and r.inputs["role"] in WRITE_ROLES
-        }
-        assert writes == {bucket.inputs["name"]}, "write access to exactly the experiment's bucket"
-        project_grants = [
-            *plan.of_type("gcp:projects/iAMMember:IAMMember"),
-            *plan.of_type("gcp:projects/iAMBinding:IAMBinding"),
-        ]
-        assert not [r for r in project_grants if member in (r.inputs.get("member"), *r.inputs.get("members", []))]
-        bindings = [
-            r
-            for r in plan.of_type("gcp:serviceaccount/iAMMember:IAMMember")
-            if r.inputs["role"] == "roles/iam.workloadIdentityUser"
-            and r.inputs["serviceAccountId"]
-            == google_account.inputs.get("name", f"projects/{PROJECT}/serviceAccounts/{email}")
-        ]
-        assert [b.inputs["member"] for b in bindings] == [f"serviceAccount:{PROJECT}.svc.id.goog[{namespace}/{ksa}]"]
-    assert fuse_pods == 1  # the learner
+# --- the scheduling checks --------------------------------------------------------------------------------------------
 
 
 def check_scheduling(objects: dict[tuple[str, str, str], dict[str, Any]], node_list: list[dict[str, Any]]) -> None:
@@ -486,88 +348,3 @@ def test_the_checks_catch_what_they_check() -> None:
     container["resources"]["requests"]["cpu"] = "7000m"
     with pytest.raises(pytest.fail.Exception, match="fits on no node"):
         check_fit(objects, nodes(cartpole_plan))
-
-
-# --- review findings ------------------------------------------------------------------------------------------------
-
-
-def test_the_workload_identity_binding_waits_for_the_cluster_that_creates_the_pool() -> None:
-    spec = experiment("space-invaders-dqn")
-    plan = plan_for(stack_config(spec))
-    binding = plan.named(f"{spec.name}-workload-identity")
-    assert f"{spec.name}-cluster" in binding.depends_on  # "Identity Pool does not exist" on a project's first up
-    assert f"{spec.name}-cluster" not in plan.named(f"{spec.name}-bucket").dependencies  # explicit, not incidental
-    shared = plan_for(stack_config(spec, shared=True))
-    assert not shared.of_type("gcp:container/cluster:Cluster")  # the shared stack's cluster made the pool already
-
-
-def _job_names(plan: Plan) -> dict[str, str]:
-    return {role: job.inputs["metadata"]["name"] for role, job in jobs(plan).items()}
-
-
-def test_a_changed_spec_or_worker_count_replaces_the_jobs_under_new_names_old_first() -> None:
-    base = experiment("space-invaders-dqn")
-    before = plan_for(stack_config(base))
-    for change in ({"total_timesteps": 2_000_000}, {"num_workers": 5}):
-        after = plan_for(stack_config(experiment("space-invaders-dqn", **change)))
-        old, new = _job_names(before), _job_names(after)
-        assert old.keys() == new.keys() == {"learner", "env-workers"}
-        for role in old:
-            assert old[role] != new[role], f"{change}: {role} keeps its name, so its replacement meets the old Job"
-            # The same Pulumi resource (a replacement, not an addition), deleted before its successor is created.
-            previous, job = jobs(before)[role], jobs(after)[role]
-            assert previous.name == job.name and job.options["deleteBeforeReplace"]
-        objects = objects_of(after, experiment("space-invaders-dqn", **change))
-        assert check_worker_dns(objects) == (change.get("num_workers") or base.num_workers)
-    paused = plan_for(stack_config(base, **{"tfcli:suspend": True}))
-    assert _job_names(paused) == _job_names(before)  # pausing is no new Job
-    retagged = plan_for(stack_config(base, **{"tfcli:image": "ghcr.io/me/trainer:dev"}))
-    assert _job_names(retagged)["learner"] != _job_names(before)["learner"]  # a new image is a new template too
-
-
-@pytest.mark.parametrize("shared", [False, True], ids=["dedicated", "shared"])
-def test_the_kubeconfig_authenticates_with_application_default_credentials(shared: bool) -> None:
-    spec = experiment("space-invaders-dqn")
-    plan = plan_for(stack_config(spec, shared=shared))
-    for text in (plan.named(f"{spec.name}-k8s").inputs["kubeconfig"], plan.outputs["kubeconfig"]):
-        (user,) = yaml.safe_load(text)["users"]
-        assert user["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
-        assert user["user"]["exec"]["args"] == ["--use_application_default_credentials"]
-
-
-def _reaches(plan: Plan, start: PlannedResource, target: str) -> bool:
-    by_name = {r.name: r for r in plan.resources}
-    seen, stack = set(), [start.name]
-    while stack:
-        name = stack.pop()
-        if name == target:
-            return True
-        if name not in seen and name in by_name:
-            seen.add(name)
-            stack += list(by_name[name].dependencies)
-    return False
-
-
-@pytest.mark.parametrize("shared", [False, True], ids=["dedicated", "shared"])
-def test_destroy_deletes_the_bucket_only_after_the_pods_writing_it_are_gone(shared: bool) -> None:
-    spec = experiment("space-invaders-dqn")
-    plan = plan_for(stack_config(spec, shared=shared))
-    namespace = plan.named(f"{spec.name}-namespace")
-    bucket = plan.named(f"{spec.name}-bucket")
-    # Destroy runs in reverse dependency order: Jobs, then the namespace — awaited (no skipAwait), so until its pods,
-    # the learner writing its SIGTERM checkpoint through FUSE among them, are gone — and only then bucket and binding.
-    assert {bucket.name, f"{spec.name}-writer-access"} <= set(namespace.depends_on)
-    assert "pulumi.com/skipAwait" not in namespace.inputs["metadata"].get("annotations", {})
-    for job in jobs(plan).values():
-        assert namespace.name in job.dependencies
-    assert bucket.inputs["forceDestroy"] is True  # what is left in it goes with it (stop downloads first)
-    assert _reaches(plan, namespace, bucket.name)
-
-
-def test_worker_addresses_are_short_enough_for_dns() -> None:
-    spec = experiment("space-invaders-dqn", num_workers=64)
-    objects = build_manifests(spec, context_for(spec, project=PROJECT, location=ZONE), token="t")
-    learner = objects[-1]["spec"]["template"]["spec"]["containers"][0]["args"]
-    for address in learner[learner.index("--workers") + 1].split(","):
-        hostname = address.split(".", 1)[0]
-        assert re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", hostname)  # an RFC 1123 label, as pods need
