@@ -11,7 +11,7 @@ DummyVecEnv (each behind a Monitor, as rl-zoo3's ``make_vec_env`` builds them), 
 n_steps 32, batch_size 256, gae_lambda 0.8, gamma 0.98, n_epochs 20, ent_coef 0.0, learning rate and clip range
 linear to 0 from 0.001 and 0.2. Torch keeps its default thread count unless ``--threads`` is given. Every
 finished episode of the 8 environments is counted in finishing order (environment index order within one
-vectorised step), and "solved" is ``bench.trainer.solved_at`` over them: the same rule as for the trainer.
+vectorised step), and "solved" is ``bench.trainer_solve.solved_at`` over them: the same rule as for the trainer.
 Without ``--full`` learning stops at the solve (the callback returns False); with it the run goes to the
 1e5-timestep budget.
 
@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.trainer import SOLVED_EPISODES, solved_at
+from bench.trainer_solve import SOLVED_EPISODES, solved_at
 
 ENV_ID = "CartPole-v1"
 N_ENVS = 8

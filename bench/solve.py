@@ -3,12 +3,13 @@
 Why: the README's main promise is that the quick-start experiment solves CartPole fast; the yardstick is what a
 user would otherwise reach for, stable-baselines3's PPO with rl-zoo3's tuned CartPole-v1 settings.
 
-"Solved" is the same rule on both sides (``bench.trainer.solved_at``): the first 20 consecutive finished episodes
-whose mean return is >= 475, episodes counted across all environments in the order they finish.
+"Solved" is the same rule on both sides (``bench.trainer_solve.solved_at``): the first 20 consecutive finished
+episodes whose mean return is >= 475, episodes counted across all environments in the order they finish.
 
 - cartpole-ppo: as ``tfcli experiment start -f cartpole-ppo --local`` runs it, i.e. the trainer process
   ``python -m trainer run --spec SPEC --output DIR`` with the experiment's resolved spec and the seed
-  (``bench.trainer.measure_solve``); the run is killed once ``progress.jsonl`` shows the solve (polled every 50 ms).
+  (``bench.trainer_solve.measure_solve``); the run is killed once ``progress.jsonl`` shows the solve (polled every
+  50 ms).
 - SB3: ``bench/sb3_child.py`` in a fresh process of its own virtual environment (``.bench/sb3``, made on first use:
   stable-baselines3 and torch are no dependencies of the project); learning stops at the solve.
 
@@ -43,22 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.trainer import (
-    EXPERIMENT,
-    ROOT,
-    SOLVED_EPISODES,
-    SOLVED_RETURN,
-    experiment_data,
-    launch,
-    measure_solve,
-    median_or_none,
-    read_progress,
-    seconds_text,
-    solved_at,
-    stop,
-    trainer_environment,
-    write_spec,
-)
+from bench.report import read_progress
+from bench.trainer_launch import EXPERIMENT, ROOT, experiment_data, launch, stop, trainer_environment, write_spec
+from bench.trainer_solve import SOLVED_EPISODES, SOLVED_RETURN, measure_solve, median_or_none, seconds_text, solved_at
 
 SB3_VENV = ROOT / ".bench" / "sb3"
 # Exact versions of SB3's own environment; torch 2.13.0 is a CPU build. SB3 2.9.2 accepts gymnasium 1.4.0.
