@@ -73,6 +73,17 @@ def save(name: str, data: Any) -> None:
     (state_dir() / name).write_text(json.dumps(data, indent=2))
 
 
+def injected(command: str, stack: str | None) -> dict[str, Any] | None:
+    """The failure ``control.json`` asks this call to report (counted down), or None."""
+    control = load("control.json", {})
+    for entry in control.get("fail", []):
+        if entry.get("command") == command and entry.get("stack") in (None, stack) and entry.get("times", 1) > 0:
+            entry["times"] = entry.get("times", 1) - 1
+            save("control.json", control)
+            return dict(entry)
+    return None
+
+
 def fail(message: str, code: int = 255) -> None:
     sys.stderr.write(message.rstrip("\n") + "\n")
     sys.exit(code)
