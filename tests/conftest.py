@@ -9,6 +9,7 @@ import gc
 import itertools
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +20,13 @@ from disk_kit import mount_tmpfs, unmount
 from order_kit import CostOrder
 
 from trainer.kernel.spec.library import PROJECT_FILE
+
+# pytest rewrites the asserts of every test module it collects (~16 s of CPU for each of the two test processes on
+# this 2-core machine: about a fifth of `pytest -m "not slow"`) and keeps the result as bytecode only where bytecode
+# may be written. Where PYTHONDONTWRITEBYTECODE is set (sandboxes, CI machines) it rewrote every module again in
+# every run. The test processes write it (into __pycache__/, which git ignores); the processes the tests start keep
+# the environment's setting.
+sys.dont_write_bytecode = False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -60,6 +68,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def inner_loop_without_tensorflow(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test not marked ``slow`` that imports TensorFlow into the test process fails: the import alone is seconds
+    of each test process, and ``pytest -m "not slow"`` (README "Development") imports none. Only where TensorFlow
+    was not imported before the test (a slow test earlier in the same process may have)."""
+    before = "tensorflow" in sys.modules
+    yield
+    if not before and "tensorflow" in sys.modules and request.node.get_closest_marker("slow") is None:
+        pytest.fail(f"{request.node.nodeid} imports TensorFlow in the test process: mark it slow", pytrace=False)
 
 
 @pytest.fixture(autouse=True)

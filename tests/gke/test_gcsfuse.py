@@ -53,6 +53,7 @@ def test_an_existing_file_is_written_back_whole_on_fsync_and_on_close(gcs: Any, 
     assert objects(gcs) == {"log": b"a\nb\nc\n"}
 
 
+@pytest.mark.slow  # waits out the mounts' metadata TTL (README "Development")
 def test_each_mount_sees_another_writers_file_through_its_own_cache_until_the_ttl(
     gcs: Any, gcsfuse: Callable[..., Path]
 ) -> None:

@@ -61,6 +61,7 @@ def test_space_invaders_is_the_original_walk_through() -> None:
     assert spec.cluster is not None and spec.cluster.num_nodes == 2 and spec.cluster.gpus_per_node >= 1
 
 
+@pytest.mark.slow  # imports TensorForce, and TensorFlow with it (README "Development")
 def test_agent_argument_table_matches_the_installed_tensorforce() -> None:
     """The table lets ``tfcli validate`` check agent files without importing TensorFlow; keep it true."""
     from tensorforce.agents import agents

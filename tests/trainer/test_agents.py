@@ -45,6 +45,7 @@ def test_a_network_for_an_agent_without_one_is_refused(cartpole: GymnasiumAdapte
         agent_arguments(AgentSpec(agent="random"), environment=cartpole, network=MLP, max_episode_timesteps=None)
 
 
+@pytest.mark.slow  # builds (or fails to build) a TensorForce agent (README "Development")
 def test_a_value_tensorforce_rejects_is_the_users_mistake(cartpole: GymnasiumAdapter) -> None:
     with pytest.raises(InvalidInput, match="ppo"):
         build_agent(AgentSpec(agent="ppo", batch_size=0), environment=cartpole, max_episode_timesteps=None)
@@ -54,6 +55,7 @@ BASELINE = [{"type": "dense", "size": 8}]
 ADAM = {"optimizer": "adam", "learning_rate": 1e-3}
 
 
+@pytest.mark.slow  # builds (or fails to build) a TensorForce agent (README "Development")
 @pytest.mark.parametrize(
     ("arguments", "problem"),
     [

@@ -19,6 +19,8 @@ from trainer.kernel.spec.agent import AgentSpec, NetworkSpec
 from trainer.kernel.spec.environment import EnvironmentSpec
 from trainer.kernel.spec.library import BUNDLED_CONFIGS
 
+pytestmark = pytest.mark.slow  # a real TensorForce agent per bundled file, built and stepped (README "Development")
+
 CONFIGS = BUNDLED_CONFIGS
 AGENTS = sorted(p.stem for p in (CONFIGS / "agents").glob("*.json"))
 NETWORKS = sorted(p.stem for p in (CONFIGS / "networks").glob("*.json"))
@@ -102,7 +104,6 @@ def test_cnn_network_file_builds_with_ppo_on_space_invaders(name: str, space_inv
         agent.close()
 
 
-@pytest.mark.slow  # an agent on Atari frames, its replay memory of images (README "Development")
 @pytest.mark.parametrize("name", [a for a in AGENTS if is_visual(a)])
 def test_visual_agent_with_cnn_dqn_builds_and_acts_on_space_invaders(name: str, space_invaders: Any) -> None:
     agent = build_agent(

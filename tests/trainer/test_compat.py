@@ -21,6 +21,8 @@ from trainer.environments import make_environment
 from trainer.kernel.spec.agent import AgentSpec, NetworkSpec
 from trainer.kernel.spec.environment import GymnasiumEnvironment
 
+pytestmark = pytest.mark.slow  # real TensorForce agents built, updated and restored (README "Development")
+
 
 def test_ppo_on_cartpole_updates_its_policy() -> None:
     env = make_environment(GymnasiumEnvironment(level="CartPole-v1"), seed=0, max_episode_timesteps=100)
@@ -205,7 +207,6 @@ def test_nested_module_functions_are_traced_into_their_callers_graph() -> None:
         env.close()
 
 
-@pytest.mark.slow  # real trainings (README "Development")
 def test_nested_functions_traced_in_place_learn_the_same_episodes(tmp_path: Path) -> None:
     """The same seeded run with TensorForce's nested functions traced separately (as it ships) and in place: the
     same episodes, step for step, and the same number of updates."""

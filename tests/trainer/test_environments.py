@@ -115,6 +115,7 @@ def test_a_wrong_wrapper_argument_is_the_users_mistake() -> None:
         make_environment(gym("CartPole-v1", wrappers=[{"type": "frame_stack", "num_stack": 4}]))
 
 
+@pytest.mark.slow  # imports TensorForce, and TensorFlow with it (README "Development")
 def test_a_tensorforce_environment_is_created_by_tensorforce() -> None:
     env = make_environment(TensorforceEnvironment(type="tensorforce", environment="custom_cartpole"))
     assert env.actions() == {"type": "int", "shape": (), "num_values": 3}

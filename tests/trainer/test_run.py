@@ -108,6 +108,7 @@ def test_a_multi_threaded_run_keeps_the_budget_exactly(
     assert_consistent_outputs(tmp_path, timesteps=timesteps, workers=set(range(workers)), saver="2e")
 
 
+@pytest.mark.slow  # a real run, in this process (README "Development")
 def test_a_deterministic_run_evaluates_without_learning(tmp_path: Path) -> None:
     experiment = cartpole(run_mode="multi-threaded", num_workers=2, episodes=3, deterministic=True)
     result = run(RunConfig(experiment=experiment, output=tmp_path))
