@@ -64,6 +64,9 @@ def test_space_invaders_is_the_original_walk_through() -> None:
 @pytest.mark.slow  # imports TensorForce, and TensorFlow with it (README "Development")
 def test_agent_argument_table_matches_the_installed_tensorforce() -> None:
     """The table lets ``tfcli validate`` check agent files without importing TensorFlow; keep it true."""
+    from trainer import compat
+
+    compat.apply()  # TensorForce as the trainer imports it: its import alone patches msgpack for the whole process
     from tensorforce.agents import agents
 
     for name, cls in agents.items():
