@@ -53,6 +53,24 @@ def test_an_existing_file_is_written_back_whole_on_fsync_and_on_close(gcs: Any, 
     assert objects(gcs) == {"log": b"a\nb\nc\n"}
 
 
+def test_a_writer_goes_on_writing_after_a_reader_of_its_file_closes(gcs: Any, gcsfuse: Callable[..., Path]) -> None:
+    """A resumed trial reads its progress.jsonl while it appends to it: a reader's close publishes what was written
+    (FlushFile syncs the inode) and leaves the writer's handle writing, whichever of the two opened first."""
+    gcs.create_bucket(BUCKET)
+    mount = gcsfuse(BUCKET)
+    (mount / "progress.jsonl").write_text("1\n")
+    reader = (mount / "progress.jsonl").open()  # opened before the file is staged for writing
+    with (mount / "progress.jsonl").open("a") as appender:
+        appender.write("2\n")
+        appender.flush()
+        reader.close()
+        assert objects(gcs) == {"progress.jsonl": b"1\n2\n"}
+        with (mount / "progress.jsonl").open() as again:  # opened while it is staged
+            assert again.read() == "1\n2\n"
+        appender.write("3\n")
+    assert objects(gcs) == {"progress.jsonl": b"1\n2\n3\n"}
+
+
 @pytest.mark.slow  # waits out the mounts' metadata TTL (README "Development")
 def test_each_mount_sees_another_writers_file_through_its_own_cache_until_the_ttl(
     gcs: Any, gcsfuse: Callable[..., Path]
