@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import importlib
 import itertools
 import os
 import shutil
@@ -79,6 +80,22 @@ def inner_loop_without_tensorflow(request: pytest.FixtureRequest) -> Iterator[No
     yield
     if not before and "tensorflow" in sys.modules and request.node.get_closest_marker("slow") is None:
         pytest.fail(f"{request.node.nodeid} imports TensorFlow in the test process: mark it slow", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def msgpack_left_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that leaves ``msgpack`` patched by msgpack_numpy fails itself. TensorForce's import patches it
+    process-wide, and ``trainer.compat.apply()`` undoes that (trainer/compat.py); a test importing TensorForce
+    without it broke the remote-pool tests that ran after it in the same process, and only in some orders."""
+    yield
+    msgpack = sys.modules.get("msgpack")
+    if msgpack is not None and "msgpack_numpy" in getattr(msgpack.packb, "__module__", ""):
+        importlib.reload(msgpack)  # the tests after it see the module as it was
+        pytest.fail(
+            f"{request.node.nodeid} left msgpack patched by msgpack_numpy: import TensorForce through "
+            "trainer.compat.apply(), as the trainer does",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(autouse=True)
