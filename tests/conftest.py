@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-import importlib
 import itertools
 import os
 import shutil
@@ -87,10 +86,10 @@ def msgpack_left_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test that leaves ``msgpack`` patched by msgpack_numpy fails itself. TensorForce's import patches it
     process-wide, and ``trainer.compat.apply()`` undoes that (trainer/compat.py); a test importing TensorForce
     without it broke the remote-pool tests that ran after it in the same process, and only in some orders."""
+    from trainer.compat import undo_msgpack_numpy_patch
+
     yield
-    msgpack = sys.modules.get("msgpack")
-    if msgpack is not None and "msgpack_numpy" in getattr(msgpack.packb, "__module__", ""):
-        importlib.reload(msgpack)  # the tests after it see the module as it was
+    if undo_msgpack_numpy_patch():  # undone for the tests after it
         pytest.fail(
             f"{request.node.nodeid} left msgpack patched by msgpack_numpy: import TensorForce through "
             "trainer.compat.apply(), as the trainer does",

@@ -83,7 +83,7 @@ class Handle:
     path: str
     generation: int  # for a reader: the generation it reads
     content: bytes | None = None
-    writes: bool = True  # counted in its staged file's ``handles`` (a reader opened before the staging is not)
+    counted: bool = True  # in its staged file's ``handles`` (a reader opened before the file was staged is not)
 
 
 class GcsFuse(fuse.Operations):  # type: ignore[misc]
@@ -171,9 +171,9 @@ class GcsFuse(fuse.Operations):  # type: ignore[misc]
             names.update(p[len(path.rstrip("/")) + 1 :] for p in self.staged if os.path.dirname(p) == path)
         return sorted(names)
 
-    def _handle(self, path: str, generation: int, *, writes: bool = True) -> int:
+    def _handle(self, path: str, generation: int, *, counted: bool = True) -> int:
         number, self.next_handle = self.next_handle, self.next_handle + 1
-        self.handles[number] = Handle(path, generation, writes=writes)
+        self.handles[number] = Handle(path, generation, counted=counted)
         return number
 
     def create(self, path: str, mode: int, fi: Any = None) -> int:
@@ -192,7 +192,7 @@ class GcsFuse(fuse.Operations):  # type: ignore[misc]
             if found is None:
                 raise fuse.FuseOSError(errno.ENOENT)
             if flags & os.O_ACCMODE == os.O_RDONLY and path not in self.staged:
-                return self._handle(path, found.generation, writes=False)
+                return self._handle(path, found.generation, counted=False)
             staged = self.staged.get(path)
             if staged is None:  # an existing object opened for writing: staged whole (the legacy write path)
                 data = bytearray() if flags & os.O_TRUNC else bytearray(self._content(path, found.generation))
@@ -270,7 +270,7 @@ class GcsFuse(fuse.Operations):  # type: ignore[misc]
         with self.mutex:
             handle = self.handles.pop(fh)
             staged = self.staged.get(handle.path)
-            if staged is not None and handle.writes:  # a reader's close leaves a writer's staging in place
+            if staged is not None and handle.counted:  # a reader's close leaves a writer's staging in place
                 staged.handles -= 1
                 if staged.handles <= 0:
                     del self.staged[handle.path]

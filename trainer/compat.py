@@ -127,13 +127,17 @@ def _apply() -> None:
     _read_buffer_rows_in_place(tf)
     _trace_nested_functions_in_place(tf)
     _start_updating_when_told()
-    _undo_msgpack_numpy_patch()
+    undo_msgpack_numpy_patch()
 
 
-def _undo_msgpack_numpy_patch() -> None:
+def undo_msgpack_numpy_patch() -> bool:
+    """Put msgpack's own functions back where TensorForce's import patched them (module docstring); whether it had.
+    The tests' guard (tests/conftest.py) calls it after each test too."""
     msgpack = sys.modules.get("msgpack")
-    if msgpack is not None and "msgpack_numpy" in getattr(msgpack.packb, "__module__", ""):
-        importlib.reload(msgpack)
+    if msgpack is None or "msgpack_numpy" not in getattr(msgpack.packb, "__module__", ""):
+        return False
+    importlib.reload(msgpack)
+    return True
 
 
 def _let_checkpoints_restore() -> None:
