@@ -35,6 +35,18 @@ total_timesteps: {timesteps}
 """
 
 
+def start_in_lab(folder: Path, timesteps: int) -> tuple[list[str], Path, dict[str, str]]:
+    """A tfcli project in ``folder`` with the ``timesteps``-step spec, and the start command, its folder and its
+    environment (a runtime folder of its own for the standing warm trainer; end it with ``end_standing``)."""
+    tfcli = [sys.executable, "-m", "tfcli"]
+    project, runtime = folder / "lab", folder / "run"
+    runtime.mkdir(mode=0o700)
+    subprocess.run([*tfcli, "init", str(project)], check=True, capture_output=True)
+    (project / "startup.yaml").write_text(SPEC.format(timesteps=timesteps))
+    start = [*tfcli, "experiment", "start", "-f", "startup.yaml", "--local", "--restart"]
+    return start, project, dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TFCLI_WARM_IDLE_SECONDS="600")
+
+
 def seconds(command: Sequence[str], cwd: Path, env: dict[str, str]) -> float:
     """Wall seconds of one whole process, which must succeed."""
     start = time.perf_counter()
@@ -79,19 +91,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--timesteps", type=int, default=200)
     args = parser.parse_args()
-    tfcli = [sys.executable, "-m", "tfcli"]
     with tempfile.TemporaryDirectory() as folder:
-        project, runtime = Path(folder) / "lab", Path(folder) / "run"
-        runtime.mkdir(mode=0o700)
-        subprocess.run([*tfcli, "init", str(project)], check=True, capture_output=True)
-        (project / "startup.yaml").write_text(SPEC.format(timesteps=args.timesteps))
-        start = [*tfcli, "experiment", "start", "-f", "startup.yaml", "--local", "--restart"]
-        env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TFCLI_WARM_IDLE_SECONDS="600")
+        start, project, env = start_in_lab(Path(folder), args.timesteps)
         fresh = paired(start, IMPORTS, project, args.runs, dict(env, TFCLI_WARM_TRAINER="off"))
         try:
             warm = paired(start, IMPORTS, project, args.runs, env)
         finally:
-            end_standing(runtime)
+            end_standing(Path(env["XDG_RUNTIME_DIR"]))
     print(HEADER)
     print(row(f"start, {args.timesteps}-step PPO CartPole, fresh", *fresh, f"<={GOAL}x"))
     print(row(f"start, {args.timesteps}-step PPO CartPole, after a run", *warm, f"<={GOAL}x"))
