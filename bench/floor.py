@@ -22,6 +22,10 @@ The rows:
   ``--budget`` timesteps beside the Runner in the matching mode (``bench.trainer``'s cases); bare: one environment
   for (a), 4 environments in one batched call for (b) and (c) (for (c) that is the learner with no transport at
   all, which a distributed run can only approach). Goals: the Runner takes at least 1.5x, 1.5x and 6x as long.
+- sweep: ``bench.warm_sweep``'s 9 PPO CartPole trials of 1,500 timesteps, a local sweep with ``--parallel 1``
+  beside the same 9 started fresh one by one (``experiment start -f ... --local``, ``TFCLI_WARM_TRAINER=off``);
+  bare: the 9 specs in turn, each in a process forked from one that imported everything once (``--trials``), as
+  the sweep's warm trainer forks them. Goal: at most 0.75x the lone starts.
 - solve: cartpole-ppo until the mean return of 20 episodes reaches 475, beside SB3 PPO (rl-zoo3's settings),
   seconds from process start; bare: cartpole-ppo's agent and 16 environments until the same solve. The floor of
   this row is the bundled hyperparameters'; another agent could solve in fewer timesteps, so the line under the
@@ -32,9 +36,10 @@ The rows:
 
 Wall seconds and CPU seconds (user + sys of every process of the run, the kernel's count for waited-for children)
 are both printed, with their ratios: on a shared machine the wall time of one run moves by up to 2x, its CPU seconds
-much less. A row is "reachable" unless bare TensorForce misses the goal by both.
+much less. A row is "reachable" unless bare TensorForce misses the goal by both (by wall time alone where CPU
+seconds do not compare: SB3 and the sweep).
 
-Run: ``uv run python -m bench.floor [--runs 3] [--budget 10000] [--rows startup,a,b,c,solve]`` (about 6 minutes a
+Run: ``uv run python -m bench.floor [--runs 3] [--budget 10000] [--rows startup,a,b,c,sweep,solve]`` (about 6 minutes a
 run on a 2-core machine). SB3's row makes ``.bench/sb3`` on first use, as ``bench.solve`` does.
 """
 
@@ -86,7 +91,9 @@ class Row:
     goal: float
     anchor_over: bool
     measure: dict[str, Callable[[], Sample]]
-    cpu_judged: bool = True  # False where the anchor's CPU is not comparable (SB3: torch spins a thread per core)
+    # False where the CPU seconds do not compare: SB3's torch spins a thread per core; a sweep's trials run in a
+    # session of their own, not waited for by this process, so the kernel bills their CPU to nobody here
+    cpu_judged: bool = True
     samples: dict[str, list[Sample]] = field(default_factory=lambda: {side: [] for side in SIDES})
 
     def ratio(self, side: str, figure: str = "seconds") -> float:
@@ -108,7 +115,8 @@ class Row:
     def cells(self) -> list[str]:
         def both(side: str) -> str:
             miss = "" if self.reached(side) else " (miss)"
-            return f"{self.ratio(side):.2f}x / {self.ratio(side, 'cpu'):.2f}x{miss}"
+            cpu = f"{self.ratio(side, 'cpu'):.2f}x" if self.cpu_judged else "-"
+            return f"{self.ratio(side):.2f}x / {cpu}{miss}"
 
         figures = [f"{self.median(side):.1f} / {self.median(side, 'cpu'):.1f}" for side in SIDES]
         reachable = "yes" if self.reached("bare") else "no"
@@ -145,6 +153,38 @@ def solved(seconds: float | None, timesteps: int | None, side: str) -> Sample:
     if seconds is None:
         raise RuntimeError(f"{side} did not solve CartPole within the cap")
     return Sample(seconds, details={"timesteps": timesteps})
+
+
+def sweep_sides(timesteps: int) -> dict[str, Callable[[], Sample]]:
+    """``bench.warm_sweep``'s pair (its 9 trials started fresh one by one; the sweep, ``--parallel 1``) and bare
+    TensorForce's: the same 9 specs forked in turn from one process that imported everything once."""
+    from bench.warm_sweep import lone_specs, lone_starts, project, run, sweep_file
+
+    tfcli = [sys.executable, "-m", "tfcli"]
+
+    def anchor() -> Sample:
+        with tempfile.TemporaryDirectory() as folder:
+            runtime = Path(folder) / "run"
+            runtime.mkdir(mode=0o700)
+            fresh = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), TFCLI_WARM_TRAINER="off")
+            return Sample(lone_starts(Path(folder) / "lone", timesteps, fresh))
+
+    def ours() -> Sample:
+        with tempfile.TemporaryDirectory() as folder:
+            swept = project(Path(folder) / "swept")
+            (swept / "warm.yaml").write_text(sweep_file(timesteps))
+            run([*tfcli, "experiment", "sweep", "-f", "warm.yaml", "--no-build"], swept)
+            return Sample(run([*tfcli, "experiment", "start", "-s", "warm", "--local", "--parallel", "1"], swept))
+
+    def bare_sweep() -> Sample:
+        with tempfile.TemporaryDirectory() as folder:
+            specs = [Path(folder) / f"lone-{index}.yaml" for index in range(len(lone_specs(timesteps)))]
+            for spec, text in zip(specs, lone_specs(timesteps), strict=True):
+                spec.write_text(text)
+            command = [sys.executable, "-m", "bench.floor_child", "--trials", *map(str, specs)]
+            return Sample(whole_seconds(command, ROOT, trainer_environment()))
+
+    return {"anchor": anchor, "ours": ours, "bare": bare_sweep}
 
 
 def rows(wanted: set[str], budget: int, seed: int, lab: tuple[list[str], Path, dict[str, str]]) -> list[Row]:
@@ -190,6 +230,7 @@ def rows(wanted: set[str], budget: int, seed: int, lab: tuple[list[str], Path, d
             "ours": trainer(distributed),
             "bare": lambda: bare(ENVIRONMENTS, budget, seed),  # in-process: no transport at all
         }),
+        Row("sweep", "sweep of 9 x 1,500 timesteps", "9 lone starts", 0.75, False, sweep_sides(1_500), False),
         Row("solve", "solve CartPole", "SB3 PPO", 0.6, False, {
             "anchor": sb3,
             "ours": ours_solve,
@@ -221,7 +262,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--budget", type=int, default=10_000, help="timesteps of rows (a)-(c)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--rows", default="startup,a,b,c,solve")
+    parser.add_argument("--rows", default="startup,a,b,c,sweep,solve")
     args = parser.parse_args()
     wanted = set(args.rows.split(","))
     if "solve" in wanted:

@@ -8,6 +8,10 @@ runs the plainest loop there is: one batched ``act`` for all ``N`` environments,
 ``observe``, a reset where an episode ended. No progress log, no summaries, no checkpoint, no learning curve, no
 supervisor, no CLI, no teardown (``os._exit``). Whatever a tool on TensorForce adds, it can only add to this.
 
+``--trials SPEC ...`` runs several specs in turn, each to its own budget with one environment, in a process forked
+per trial from one that imported everything once: a sweep's trials at their cheapest. ``--summaries DIR`` turns
+TensorForce's own summaries on, as the trainer writes them (to see what they cost).
+
 ``--until traced`` stops after the first ``observe`` that ends an episode: TensorForce traces its observe and update
 graphs in that call, so the process has then paid everything a run pays before it can learn anything (imports,
 agent build, the tracing of ``act``, ``observe`` and the update). ``--until solved`` stops at the solve
@@ -24,18 +28,21 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 STARTED = time.monotonic()
 
 
-def bare_run(experiment_name: str, environments: int, budget: int, seed: int, until: str) -> dict[str, Any]:
+def bare_run(
+    experiment: Any, environments: int, budget: int, until: str, summaries: Path | None = None
+) -> dict[str, Any]:
+    """``experiment`` (a loaded spec) trained by the plainest loop; ``summaries``: TensorForce's own summaries on,
+    as the trainer writes them, into that folder."""
     from bench.trainer_solve import SOLVED_EPISODES, SOLVED_RETURN
-    from trainer.agents import build_agent
-    from trainer.kernel.spec import load_experiment
+    from trainer.agents import agent_summarizer, build_agent
     from trainer.pools.recipe import EnvironmentRecipe
 
-    experiment = load_experiment(experiment_name, overrides={"seed": seed}).spec
     recipe = EnvironmentRecipe.of(experiment)
     envs = [recipe.make(index) for index in range(environments)]
     agent = build_agent(
@@ -45,6 +52,7 @@ def bare_run(experiment_name: str, environments: int, budget: int, seed: int, un
         max_episode_timesteps=None,  # the environment's own limit, as the trainer's pool gives it
         parallel_interactions=environments,
         seed=experiment.seed,
+        summarizer=None if summaries is None else agent_summarizer(summaries),
     )
     built = time.monotonic() - STARTED
     indices = list(range(environments))
@@ -77,6 +85,29 @@ def bare_run(experiment_name: str, environments: int, budget: int, seed: int, un
     return {"built": built, "traced": traced, "ended": ended, "timesteps": timesteps, "solved_at": solved}
 
 
+def bare_trials(specs: list[Path], summaries: Path | None) -> dict[str, Any]:
+    """Each spec's whole budget with one environment, in a process forked per trial from this one, which imported
+    TensorFlow, TensorForce and the trainer once and ran no op: what a sweep's warm trainer does
+    (tfcli/local/zygote.py), so that a trial starts as clean as a fresh process and pays no import."""
+    from trainer.compat import apply
+    from trainer.kernel.spec import load_experiment
+
+    apply()  # TensorFlow and TensorForce imported with the collector paused, then frozen; no op runs before a fork
+    for index, spec in enumerate(specs):
+        experiment = load_experiment(str(spec)).spec
+        if experiment.total_timesteps is None:
+            raise SystemExit(f"{spec}: a trial here needs total_timesteps")
+        child = os.fork()
+        if child == 0:
+            folder = None if summaries is None else summaries / str(index)
+            bare_run(experiment, 1, experiment.total_timesteps, "budget", folder)
+            os._exit(0)
+        _, status = os.waitpid(child, 0)
+        if status != 0:
+            raise SystemExit(f"trial {spec} failed: wait status {status}")
+    return {"trials": len(specs), "ended": time.monotonic() - STARTED}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--experiment", default="cartpole-ppo")
@@ -84,8 +115,16 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--until", choices=["budget", "traced", "solved"], default="budget")
+    parser.add_argument("--trials", nargs="+", type=Path, help="spec files: each trial in turn, forked (see above)")
+    parser.add_argument("--summaries", type=Path, help="TensorForce's own summaries on, into this folder")
     args = parser.parse_args()
-    report = bare_run(args.experiment, args.environments, args.budget, args.seed, args.until)
+    if args.trials:
+        report = bare_trials(args.trials, args.summaries)
+    else:
+        from trainer.kernel.spec import load_experiment
+
+        experiment = load_experiment(args.experiment, overrides={"seed": args.seed}).spec
+        report = bare_run(experiment, args.environments, args.budget, args.until, args.summaries)
     sys.stdout.write(json.dumps(report) + "\n")
     sys.stdout.flush()
     os._exit(0)  # no interpreter teardown: the least a run can cost
