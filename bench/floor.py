@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import print_table
-from bench.startup import IMPORTS, start_in_lab
+from bench.startup import IMPORTS, seconds, start_in_lab
 from bench.trainer_launch import EXPERIMENT, ROOT, trainer_environment
 from bench.trainer_measure import children_cpu, measure_trainer
 from bench.trainer_peer import measure_runner
@@ -128,14 +128,10 @@ def run_whole(command: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[f
     """Wall seconds of one whole process, which must succeed, and what it printed on stdout."""
     started = time.monotonic()
     done = subprocess.run(list(command), cwd=cwd, env=env, capture_output=True)
-    seconds = time.monotonic() - started
+    wall = time.monotonic() - started
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited with {done.returncode}: {done.stderr.decode()[-2000:]}")
-    return seconds, done.stdout.decode()
-
-
-def whole_seconds(command: Sequence[str], cwd: Path, env: dict[str, str]) -> float:
-    return run_whole(command, cwd, env)[0]
+    return wall, done.stdout.decode()
 
 
 def bare(environments: int, budget: int, seed: int, until: str = "budget") -> Sample:
@@ -143,10 +139,10 @@ def bare(environments: int, budget: int, seed: int, until: str = "budget") -> Sa
     first episode's end (the loop's remaining time taken off the whole)."""
     command = [sys.executable, "-m", "bench.floor_child", "--experiment", EXPERIMENT, "--seed", str(seed)]
     command += ["--environments", str(environments), "--budget", str(budget), "--until", until]
-    seconds, printed = run_whole(command, ROOT, trainer_environment())
+    wall, printed = run_whole(command, ROOT, trainer_environment())
     report = json.loads(printed.strip().splitlines()[-1])
-    traced = None if report["traced"] is None else seconds - (report["ended"] - report["traced"])
-    return Sample(seconds, details={"traced": traced, "timesteps": report["solved_at"]})
+    traced = None if report["traced"] is None else wall - (report["ended"] - report["traced"])
+    return Sample(wall, details={"traced": traced, "timesteps": report["solved_at"]})
 
 
 def solved(seconds: float | None, timesteps: int | None, side: str) -> Sample:
@@ -178,11 +174,12 @@ def sweep_sides(timesteps: int) -> dict[str, Callable[[], Sample]]:
 
     def bare_sweep() -> Sample:
         with tempfile.TemporaryDirectory() as folder:
-            specs = [Path(folder) / f"lone-{index}.yaml" for index in range(len(lone_specs(timesteps)))]
-            for spec, text in zip(specs, lone_specs(timesteps), strict=True):
-                spec.write_text(text)
+            specs = []
+            for index, text in enumerate(lone_specs(timesteps)):
+                specs.append(Path(folder) / f"lone-{index}.yaml")
+                specs[-1].write_text(text)
             command = [sys.executable, "-m", "bench.floor_child", "--trials", *map(str, specs)]
-            return Sample(whole_seconds(command, ROOT, trainer_environment()))
+            return Sample(seconds(command, ROOT, trainer_environment()))
 
     return {"anchor": anchor, "ours": ours, "bare": bare_sweep}
 
@@ -211,8 +208,8 @@ def rows(wanted: set[str], budget: int, seed: int, lab: tuple[list[str], Path, d
 
     every = [
         Row("startup", "start-up, 200-step PPO CartPole, fresh", "import tf, tensorforce", 1.35, False, {
-            "anchor": lambda: Sample(whole_seconds(IMPORTS, ROOT, dict(os.environ))),
-            "ours": lambda: Sample(whole_seconds(start, project, dict(env, TFCLI_WARM_TRAINER="off"))),
+            "anchor": lambda: Sample(seconds(IMPORTS, ROOT, dict(os.environ))),
+            "ours": lambda: Sample(seconds(start, project, dict(env, TFCLI_WARM_TRAINER="off"))),
             "bare": lambda: bare(1, 200, seed),
         }),
         Row("a", f"(a) single, {budget:,} timesteps", "Runner", 1.5, True, {
@@ -243,7 +240,7 @@ def rows(wanted: set[str], budget: int, seed: int, lab: tuple[list[str], Path, d
 def measure(table: list[Row], runs: int) -> None:
     """Each row's three sides in turn, the order rotating from run to run; one warm-up of the anchor import and of
     a bare agent build first (the OS file cache)."""
-    whole_seconds(IMPORTS, ROOT, dict(os.environ))
+    seconds(IMPORTS, ROOT, dict(os.environ))
     bare(1, 10**9, 1, until="traced")
     for run in range(runs):
         order = SIDES[run % 3 :] + SIDES[: run % 3]

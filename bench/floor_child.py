@@ -39,7 +39,7 @@ def bare_run(
 ) -> dict[str, Any]:
     """``experiment`` (a loaded spec) trained by the plainest loop; ``summaries``: TensorForce's own summaries on,
     as the trainer writes them, into that folder."""
-    from bench.trainer_solve import SOLVED_EPISODES, SOLVED_RETURN
+    from bench.trainer_solve import SOLVED_EPISODES, solved_at
     from trainer.agents import agent_summarizer, build_agent
     from trainer.pools.recipe import EnvironmentRecipe
 
@@ -72,9 +72,8 @@ def bare_run(
                 episodes.append({"return": returns[index], "timesteps": timesteps})
                 returns[index] = 0.0
                 states[index] = envs[index].reset()
-                window = [episode["return"] for episode in episodes[-SOLVED_EPISODES:]]
-                if solved is None and len(window) == SOLVED_EPISODES and sum(window) >= SOLVED_RETURN * len(window):
-                    solved = timesteps  # the rule of bench.trainer_solve.solved_at, checked as episodes end
+                if solved is None and solved_at(episodes[-SOLVED_EPISODES:]) is not None:
+                    solved = timesteps  # checked as each episode ends: only the newest window can be new
         if traced is None and len(episodes) > 0:
             traced = time.monotonic() - STARTED
             if until == "traced":
