@@ -28,6 +28,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +36,15 @@ STARTED = time.monotonic()
 
 
 def bare_run(
-    experiment: Any, environments: int, budget: int, until: str, summaries: Path | None = None
+    experiment: Any,
+    environments: int,
+    budget: int,
+    until: str,
+    summaries: Path | None = None,
+    labels: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """``experiment`` (a loaded spec) trained by the plainest loop; ``summaries``: TensorForce's own summaries on,
-    as the trainer writes them, into that folder."""
+    as the trainer writes them (``labels``: TensorForce's labels, None: the trainer's default), into that folder."""
     from bench.trainer_solve import SOLVED_EPISODES, solved_at
     from trainer.agents import agent_summarizer, build_agent
     from trainer.pools.recipe import EnvironmentRecipe
@@ -52,7 +58,7 @@ def bare_run(
         max_episode_timesteps=None,  # the environment's own limit, as the trainer's pool gives it
         parallel_interactions=environments,
         seed=experiment.seed,
-        summarizer=None if summaries is None else agent_summarizer(summaries),
+        summarizer=None if summaries is None else agent_summarizer(summaries, labels),
     )
     built = time.monotonic() - STARTED
     indices = list(range(environments))

@@ -21,11 +21,15 @@ from trainer.kernel.spec.outcomes import EXIT_PAUSED
 POLL_SECONDS = 0.5
 
 
-def wait_a_tick(process: subprocess.Popen[bytes]) -> None:
-    """Wait :data:`POLL_SECONDS` or until ``process`` exits, whichever comes first: the follower notices the end of
-    the run at once rather than up to a tick later (a tick adds straight to the wall time of a short run)."""
+def wait_a_tick(process: subprocess.Popen[bytes] | None, ticks: int = 1) -> None:
+    """Wait ``ticks`` times :data:`POLL_SECONDS` or until ``process`` exits, whichever comes first: the follower
+    notices the end of the run at once rather than up to a tick later (a tick adds straight to the wall time of a
+    short run). None (a sweep whose queue this CLI did not start): the whole wait."""
+    if process is None:
+        time.sleep(ticks * POLL_SECONDS)
+        return
     with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=POLL_SECONDS)
+        process.wait(timeout=ticks * POLL_SECONDS)
 
 
 def launched_process(started: Started) -> subprocess.Popen[bytes] | None:
@@ -75,7 +79,7 @@ def follow_sweep(started: Started, watcher: Watcher) -> Ended:
             watcher.trials(sweep_status(run.store, sweep))
             if not alive:
                 break
-            time.sleep(2 * POLL_SECONDS)
+            wait_a_tick(process, ticks=2)  # each tick reads every trial's files: not more often than this
     except KeyboardInterrupt:
         watcher.say(f"Pausing {sweep.name} (its running trials checkpoint)…")
         pause_sweep(run.store, sweep)

@@ -11,11 +11,12 @@ import contextlib
 import ctypes
 import dataclasses
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,6 +82,27 @@ def spawn(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         log.close()
+
+
+def sleep_until_one_ends(children: Sequence[subprocess.Popen[bytes]], timeout: float) -> None:
+    """Sleep ``timeout`` seconds, or less: until one of ``children`` (not reaped yet) exits. A sweep's queue then
+    starts the next trial at once, not up to a tick later (a tick a trial adds up over a sweep of short trials).
+    Waits on the children's pidfds (pidfd_open(2), Linux 5.3); with none to wait on (every child reaped, or no
+    pidfds here: macOS, an older kernel), the whole tick."""
+    handles: list[int] = []
+    try:
+        for child in children:
+            if child.returncode is not None or not hasattr(os, "pidfd_open"):
+                continue  # reaped: its pid may be another process's by now
+            with contextlib.suppress(OSError):  # gone already, or no pidfds here
+                handles.append(os.pidfd_open(child.pid))
+        if handles:
+            select.select(handles, [], [], timeout)  # a pidfd reads ready once its process has ended (a zombie too)
+        else:
+            time.sleep(timeout)
+    finally:
+        for handle in handles:
+            os.close(handle)
 
 
 PR_SET_PDEATHSIG = 1  # prctl(2), <linux/prctl.h>

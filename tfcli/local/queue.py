@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from tfcli.experiments.spec_view import SpecView
 from tfcli.local.handle import local_of
-from tfcli.local.processes import handle_stop_signals
+from tfcli.local.processes import handle_stop_signals, sleep_until_one_ends
 from tfcli.local.standing import OFF, WARM_VARIABLE
 from tfcli.local.warm import warm_trainer
 from trainer.kernel.errors import TfcliError
@@ -104,7 +103,7 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
                     continue
                 running[trial.name] = (trial, process)
                 _log(f"{trial.name}: started (pid {process.pid})")
-            time.sleep(POLL_SECONDS)
+            sleep_until_one_ends([child for _, child in running.values() if child is not None], POLL_SECONDS)
             for name, (trial, child) in list(running.items()):
                 if child is not None:
                     child.poll()  # reap it, so that its pid reads as gone
