@@ -154,7 +154,7 @@ def solved(seconds: float | None, timesteps: int | None, side: str) -> Sample:
 def sweep_sides(timesteps: int) -> dict[str, Callable[[], Sample]]:
     """``bench.warm_sweep``'s pair (its 9 trials started fresh one by one; the sweep, ``--parallel 1``) and bare
     TensorForce's: the same 9 specs forked in turn from one process that imported everything once."""
-    from bench.warm_sweep import lone_specs, lone_starts, project, run, sweep_file
+    from bench.warm_sweep import lone_starts, project, run, sweep_file, write_lone_specs
 
     tfcli = [sys.executable, "-m", "tfcli"]
 
@@ -174,10 +174,7 @@ def sweep_sides(timesteps: int) -> dict[str, Callable[[], Sample]]:
 
     def bare_sweep() -> Sample:
         with tempfile.TemporaryDirectory() as folder:
-            specs = []
-            for index, text in enumerate(lone_specs(timesteps)):
-                specs.append(Path(folder) / f"lone-{index}.yaml")
-                specs[-1].write_text(text)
+            specs = write_lone_specs(Path(folder), timesteps)
             command = [sys.executable, "-m", "bench.floor_child", "--trials", *map(str, specs)]
             return Sample(seconds(command, ROOT, trainer_environment()))
 

@@ -24,11 +24,14 @@ of the loop, the timesteps run and the timesteps at the solve (None: not solved)
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
+import resource
 import sys
 import time
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +93,27 @@ def bare_run(
     return {"built": built, "traced": traced, "ended": ended, "timesteps": timesteps, "solved_at": solved}
 
 
+def forked(work: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds of ``work`` run in a forked child (the kernel's count for the waited-for child); a child
+    that raised (its traceback on stderr) fails the benchmark rather than read as a fast trial."""
+    before, began = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            work()
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)  # never back into the parent's code
+    _, status = os.waitpid(child, 0)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if status != 0:
+        raise SystemExit(f"a forked trial failed: wait status {status}")
+    return time.monotonic() - began, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
 def bare_trials(specs: list[Path], summaries: Path | None) -> dict[str, Any]:
     """Each spec's whole budget with one environment, in a process forked per trial from this one, which imported
     TensorFlow, TensorForce and the trainer once and ran no op: what a sweep's warm trainer does
@@ -102,14 +126,8 @@ def bare_trials(specs: list[Path], summaries: Path | None) -> dict[str, Any]:
         experiment = load_experiment(str(spec)).spec
         if experiment.total_timesteps is None:
             raise SystemExit(f"{spec}: a trial here needs total_timesteps")
-        child = os.fork()
-        if child == 0:
-            folder = None if summaries is None else summaries / str(index)
-            bare_run(experiment, 1, experiment.total_timesteps, "budget", folder)
-            os._exit(0)
-        _, status = os.waitpid(child, 0)
-        if status != 0:
-            raise SystemExit(f"trial {spec} failed: wait status {status}")
+        folder = None if summaries is None else summaries / str(index)
+        forked(functools.partial(bare_run, experiment, 1, experiment.total_timesteps, "budget", folder))
     return {"trials": len(specs), "ended": time.monotonic() - STARTED}
 
 

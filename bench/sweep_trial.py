@@ -16,7 +16,7 @@ seconds a trial over the first side. What the queue, the supervisor and the CLI 
 ``bench.warm_sweep`` times the whole sweep.
 
 Run: ``uv run python -m bench.sweep_trial [--runs 2] [--sides bare,ours,ours-nosum,bare-sum,bare-writer]`` (about
-2 minutes a side a run on a 2-core machine).
+a minute and a half a side a run on a 2-core machine).
 """
 
 from __future__ import annotations
@@ -24,14 +24,12 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import resource
 import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from bench.warm_sweep import lone_specs
+from bench.floor_child import bare_run, forked
+from bench.warm_sweep import write_lone_specs
 
 SIDES = ("bare", "ours", "ours-nosum", "bare-sum", "bare-writer")
 
@@ -39,7 +37,6 @@ SIDES = ("bare", "ours", "ours-nosum", "bare-sum", "bare-writer")
 def run_side(side: str, spec: Path, output: Path) -> None:
     """One trial as ``side`` runs it, in this (forked) process."""
     if side.startswith("bare"):
-        from bench.floor_child import bare_run
         from trainer.kernel.spec import load_experiment
 
         experiment = load_experiment(str(spec)).spec
@@ -55,26 +52,9 @@ def run_side(side: str, spec: Path, output: Path) -> None:
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
     experiment = load_experiment(str(spec)).spec
-    run(RunConfig(experiment=experiment, output=output, progress_bar=False, agent_summaries=side == "ours"))
-
-
-def forked(work: Callable[[], None]) -> tuple[float, float]:
-    """Wall and CPU seconds of ``work`` in a forked child."""
-    before, began = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
-    child = os.fork()
-    if child == 0:
-        try:
-            work()
-        except SystemExit:
-            pass
-        finally:
-            os._exit(0)
-    _, status = os.waitpid(child, 0)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if status != 0:
-        raise SystemExit(f"a trial failed: wait status {status}")
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return time.monotonic() - began, cpu
+    result = run(RunConfig(experiment=experiment, output=output, progress_bar=False, agent_summaries=side == "ours"))
+    if result.status != "completed":
+        raise RuntimeError(f"{spec.name} as {side}: {result.status} ({result.error or result.reason})")
 
 
 def main() -> None:
@@ -92,10 +72,7 @@ def main() -> None:
     warm_up()  # what the sweep's warm trainer imports before it forks a trial
     seconds: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
     with tempfile.TemporaryDirectory() as folder:
-        specs = []
-        for index, text in enumerate(lone_specs(args.timesteps)):
-            specs.append(Path(folder) / f"trial-{index}.yaml")
-            specs[-1].write_text(text)
+        specs = write_lone_specs(Path(folder), args.timesteps)
         turn = 0
         for run in range(args.runs):
             for index, spec in enumerate(specs):

@@ -50,6 +50,15 @@ def lone_specs(timesteps: int) -> list[str]:
     ]
 
 
+def write_lone_specs(folder: Path, timesteps: int) -> list[Path]:
+    """The 9 lone specs written into ``folder`` as ``lone-<k>.yaml``; their paths, in trial order."""
+    paths = []
+    for index, text in enumerate(lone_specs(timesteps)):
+        paths.append(folder / f"lone-{index}.yaml")
+        paths[-1].write_text(text)
+    return paths
+
+
 def project(folder: Path) -> Path:
     subprocess.run([sys.executable, "-m", "tfcli", "init", str(folder)], check=True, capture_output=True)
     return folder
@@ -68,9 +77,8 @@ def lone_starts(folder: Path, timesteps: int, env: dict[str, str]) -> float:
     tfcli = [sys.executable, "-m", "tfcli"]
     lone = project(folder)
     total = 0.0
-    for index, spec in enumerate(lone_specs(timesteps)):
-        (lone / f"lone-{index}.yaml").write_text(spec)
-        total += run([*tfcli, "experiment", "start", "-f", f"lone-{index}.yaml", "--local"], lone, env)
+    for spec in write_lone_specs(lone, timesteps):
+        total += run([*tfcli, "experiment", "start", "-f", spec.name, "--local"], lone, env)
     return total
 
 

@@ -20,7 +20,7 @@ from tfcli.local.follow import wait_a_tick
 from tfcli.local.processes import sleep_until_one_ends
 from tfcli.local.standing import OFF, WARM_VARIABLE
 
-LONG_TICK = 120.0  # far longer than anything here takes: a test that waits for it out fails by its timeout
+LONG_TICK = 120.0  # far longer than anything here takes: a wait that sits it out fails the elapsed-time check
 
 
 def sleeper(seconds: float) -> subprocess.Popen[bytes]:

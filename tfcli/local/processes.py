@@ -90,10 +90,9 @@ def sleep_until_one_ends(children: Sequence[subprocess.Popen[bytes]], timeout: f
     Waits on the children's pidfds (pidfd_open(2), Linux 5.3); with none to wait on (every child reaped, or no
     pidfds here: macOS, an older kernel), the whole tick."""
     handles: list[int] = []
+    waitable = [child for child in children if child.returncode is None] if hasattr(os, "pidfd_open") else []
     try:
-        for child in children:
-            if child.returncode is not None or not hasattr(os, "pidfd_open"):
-                continue  # reaped: its pid may be another process's by now
+        for child in waitable:  # not a reaped one: its pid may be another process's by now
             with contextlib.suppress(OSError):  # gone already, or no pidfds here
                 handles.append(os.pidfd_open(child.pid))
         if handles:
