@@ -59,18 +59,19 @@ def pause(experiment: ExperimentDir) -> bool:
     """Checkpoint and stop it; an error when it does not stop within :data:`PAUSE_TIMEOUT`. True when the trainer
     wrote a new ``result.json`` saying paused (a checkpoint saved); False when it ended before it could (paused
     before training began): what is reported is what happened."""
-    before = _stamp(experiment.result_file)
+    before = file_stamp(experiment.result_file)
     process = supervisor(experiment)
     if not process.wait_exit(process.request_pause(), PAUSE_TIMEOUT):
         raise TfcliError(
             f"experiment '{experiment.name}' did not pause within {PAUSE_TIMEOUT:.0f} s",
             hint="`tfcli experiment stop` ends it for good",
         )
-    return _stamp(experiment.result_file) != before and experiment.result().get("status") == "paused"
+    return file_stamp(experiment.result_file) != before and experiment.result().get("status") == "paused"
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
-    """A file's modification time and size: whether it was written again."""
+def file_stamp(path: Path) -> tuple[int, int] | None:
+    """A file's modification time and size: whether it was written again (a pause here, a trial's outcome in the
+    sweep's queue); None when there is none."""
     try:
         found = path.stat()
     except OSError:

@@ -84,19 +84,21 @@ def spawn(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen
         log.close()
 
 
-def sleep_until_one_ends(children: Sequence[subprocess.Popen[bytes]], timeout: float) -> None:
-    """Sleep ``timeout`` seconds, or less: until one of ``children`` (not reaped yet) exits. A sweep's queue then
+def sleep_until_one_ends(children: Sequence[subprocess.Popen[bytes]], timeout: float, also: int | None = None) -> None:
+    """Sleep ``timeout`` seconds, or less: until one of ``children`` (not reaped yet) exits, or ``also`` (a
+    descriptor: a sweep queue's :class:`tfcli.local.folder_watch.FolderWatch`) reads ready. A sweep's queue then
     starts the next trial at once, not up to a tick later (a tick a trial adds up over a sweep of short trials).
-    Waits on the children's pidfds (pidfd_open(2), Linux 5.3); with none to wait on (every child reaped, or no
-    pidfds here: macOS, an older kernel), the whole tick."""
+    Waits on the children's pidfds (pidfd_open(2), Linux 5.3); with nothing to wait on (every child reaped, no
+    pidfds here: macOS, an older kernel, and no ``also``), the whole tick."""
     handles: list[int] = []
     waitable = [child for child in children if child.returncode is None] if hasattr(os, "pidfd_open") else []
     try:
         for child in waitable:  # not a reaped one: its pid may be another process's by now
             with contextlib.suppress(OSError):  # gone already, or no pidfds here
                 handles.append(os.pidfd_open(child.pid))
-        if handles:
-            select.select(handles, [], [], timeout)  # a pidfd reads ready once its process has ended (a zombie too)
+        ready = handles + ([also] if also is not None else [])
+        if ready:
+            select.select(ready, [], [], timeout)  # a pidfd reads ready once its process has ended (a zombie too)
         else:
             time.sleep(timeout)
     finally:

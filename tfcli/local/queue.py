@@ -11,6 +11,9 @@ of its own, so it keeps training if the queue dies).
   the second seeds, ...), and a trial may end ``waiting`` at an undecided rung, its slot going to the next trial; it
   is started again, before new trials, once its rung is decided or nobody is left to decide it
   (:mod:`tfcli.local.waiting`, :mod:`trainer.rung_wait`).
+- A trial's slot frees as it writes its ``result.json`` (:class:`Outcomes`): the next trial starts while the
+  ended one draws its learning curve and exits, so for a moment ``PARALLEL`` + 1 processes may be alive, one of
+  them finishing. Its exit is recorded (and logged) when it comes.
 - The trials' trainers are forked by one warm trainer (:mod:`tfcli.local.zygote`, started here and ended with
   this process) that imported TensorFlow and TensorForce once: a trial skips those imports, and stays a process
   of its own (:mod:`tfcli.local.warm`).
@@ -30,6 +33,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from tfcli.experiments.spec_view import SpecView
+from tfcli.local.folder_watch import FolderWatch
 from tfcli.local.handle import local_of
 from tfcli.local.processes import handle_stop_signals, sleep_until_one_ends
 from tfcli.local.standing import OFF, WARM_VARIABLE
@@ -76,40 +80,50 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
     if held:
         _log(f"left as they ended: {', '.join(sorted(held))}")
     warm = warm_trainer(sweep.logs / "warm.log") if pending and _warm_worth_it(definition) else nullcontext()
-    with warm:  # trials forked warm: the imports paid once per sweep, not once per trial (tfcli.local.zygote)
+    with warm, FolderWatch() as watch:  # trials forked warm: the imports paid once per sweep (tfcli.local.zygote)
         running: dict[str, tuple[ExperimentDir, subprocess.Popen[bytes] | None]] = {}
+        outcomes = Outcomes(watch)
+
+        def occupied() -> int:
+            return sum(not outcomes.written(trial) for trial, _ in running.values())
+
         waiting: list[ExperimentDir] = []  # ended at an undecided rung, to start again once it is decided
         failed = 0
         while (pending or running or waiting) and not stopping:
-            ready = [trial for trial in waiting if rungs.ready(trial)] if len(running) < parallel else []
+            ready = [trial for trial in waiting if rungs.ready(trial)] if occupied() < parallel else []
             if waiting and not (ready or running or pending):
                 _log(f"nothing left to decide the rungs of {', '.join(t.name for t in waiting)}; they stay waiting")
                 failed += len(waiting)
                 break
             starting = ready + pending  # a promoted (or pruned) trial first, then a new one
-            while starting and len(running) < parallel and not stopping:
+            while starting and occupied() < parallel and not stopping:
                 trial = starting.pop(0)
                 (waiting if trial in waiting else pending).remove(trial)
                 if experiments.is_running(trial):
                     running[trial.name] = (trial, None)
                     _log(f"{trial.name}: already running (pid {local_of(trial.run_record()).pid}), adopted")
                     continue
+                outcomes.launching(trial)
                 try:
                     with trial.locked():
                         process = experiments.launch(trial)
                 except TfcliError as error:
+                    outcomes.ended(trial)
                     _log(f"{trial.name}: not started: {error.message}")
                     failed += 1
                     continue
                 running[trial.name] = (trial, process)
                 _log(f"{trial.name}: started (pid {process.pid})")
-            sleep_until_one_ends([child for _, child in running.values() if child is not None], POLL_SECONDS)
+            children = [child for _, child in running.values() if child is not None]
+            sleep_until_one_ends(children, POLL_SECONDS, watch.fd)  # an exit, or a file written in a trial's folder
+            watch.drain()
             for name, (trial, child) in list(running.items()):
                 if child is not None:
                     child.poll()  # reap it, so that its pid reads as gone
                 if experiments.is_running(trial):
                     continue
                 del running[name]
+                outcomes.ended(trial)
                 state, reason = _ended(trial)
                 if state == "waiting":
                     waiting.append(trial)
@@ -130,6 +144,40 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
             return EXIT_PAUSED
         _log("every trial completed" if not failed else f"done; {failed} trial(s) did not complete")
         return 0 if not failed else 1
+
+
+class Outcomes:
+    """Which running trials have written their outcome: a ``result.json`` other than the one there at launch (a
+    resumed trial's previous one is withdrawn as its trainer starts; every run writes its own as it ends). Such a
+    trial's slot is free: its process is drawing the learning curve and exiting, and the next trial starts meanwhile
+    (its supervisor's start and its agent's build on the other core: issue 30). An adopted trial (no launch seen)
+    holds its slot until it exits. Each launched trial's folder, and its ``results/`` once there, are watched, so
+    that the queue's sleep ends as the file appears (:mod:`tfcli.local.folder_watch`)."""
+
+    def __init__(self, watch: FolderWatch) -> None:
+        self._watch = watch
+        self._before: dict[str, tuple[tuple[int, int] | None, list[int | None]]] = {}
+
+    def launching(self, trial: ExperimentDir) -> None:
+        from tfcli.local.experiments import file_stamp
+
+        self._before[trial.name] = (file_stamp(trial.result_file), [self._watch.add(trial.root)])
+
+    def written(self, trial: ExperimentDir) -> bool:
+        from tfcli.local.experiments import file_stamp
+
+        if trial.name not in self._before:
+            return False
+        before, watches = self._before[trial.name]
+        if len(watches) == 1 and trial.results.is_dir():
+            watches.append(self._watch.add(trial.results))  # results/ is made by the trainer, after the launch
+        now = file_stamp(trial.result_file)
+        return now is not None and now != before
+
+    def ended(self, trial: ExperimentDir) -> None:
+        _, watches = self._before.pop(trial.name, (None, []))
+        for wd in watches:
+            self._watch.forget(wd)
 
 
 def _warm_worth_it(definition: SweepFile) -> bool:
