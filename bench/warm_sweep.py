@@ -3,9 +3,11 @@
 
 Each of the 9 lone starts pays a fresh trainer's imports (TensorFlow, TensorForce: ~4.5 s of a 2-core machine);
 the sweep's queue imports them once, in its warm trainer, and forks each trial's trainer from it
-(``tfcli/local/zygote.py``). Both sides train the same specs, seeds included, from an empty project; the sweep is
-created beforehand (``--no-build``), so both sides time starting and training only. Pairs alternate (sweep, then
-lone starts) and the ratio is taken pair by pair. Goal (issue 30): at most 0.75x. The anchor's starts are fresh
+(``tfcli/local/zygote.py``); a core being left idle at ``--parallel 1``, it starts each next trial ahead of its
+turn, so that its agent's build and graph tracing overlap the trial before (``tfcli/local/ahead.py``). Both sides
+train the same specs, seeds included, from an empty project; the sweep is created beforehand (``--no-build``), so
+both sides time starting and training only. Pairs alternate (sweep, then lone starts) and the ratio is taken pair
+by pair. Goal (issue 30): at most 0.75x. The anchor's starts are fresh
 (``TFCLI_WARM_TRAINER=off``); a second row times the same lone starts one after another as a user makes them, where
 every start after the first forks its trainer from the standing warm trainer the one before left
 (docs/reference.md, "A warm trainer between local runs").

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from tfcli.cli.app import app
@@ -99,3 +104,25 @@ def forget_project_modules() -> None:
 
     for name in [name for name in sys.modules if name == "envs" or name.startswith("envs.")]:
         del sys.modules[name]
+
+
+def stand_in_supervisors(monkeypatch: pytest.MonkeyPatch, program: str) -> None:
+    """For a sweep's queue run in this process (``run_queue``): each trial's supervisor a stand-in running
+    ``program`` (``python -c``, named as a supervisor with the trial's folder as ``alive()`` checks; the variables
+    its launch adds, ``TFCLI_HOLD_FILE`` among them, in its environment), no warm trainer, pytest's own signal
+    handlers kept, and a core left idle by the slots whatever this machine has (``tfcli/local/ahead.py``)."""
+    import tfcli.local.processes
+    import tfcli.local.queue
+    from tfcli.local.standing import OFF, WARM_VARIABLE
+
+    def stand_in(
+        module: str, arguments: list[str], log_file: Path, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, "-c", program, module, *arguments]
+        return subprocess.Popen(command, env=dict(os.environ, **(env or {})))
+
+    monkeypatch.setattr(tfcli.local.processes, "spawn", stand_in)
+    monkeypatch.setattr(tfcli.local.queue, "handle_stop_signals", lambda handler: None)
+    monkeypatch.setenv(WARM_VARIABLE, OFF)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)

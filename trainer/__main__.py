@@ -88,6 +88,7 @@ def _setup_logging(debug: bool) -> None:
 
 
 def _run(arguments: argparse.Namespace) -> int:
+    from trainer.ahead import hold_file
     from trainer.config import RunConfig, parse_workers
     from trainer.kernel.spec import load_experiment
     from trainer.kernel.spec.documents import display_path
@@ -126,6 +127,7 @@ def _run(arguments: argparse.Namespace) -> int:
         hourly_price=hourly_price,
         start_allowance_seconds=allowance,
         publish_seconds=_publish_seconds(),
+        hold=hold_file(),
     )
     from trainer.run import run
 

@@ -30,6 +30,7 @@ class RunConfig:
     hourly_price: float | None = None  # dollars per hour of the run (TFCLI_HOURLY_PRICE): enforces max_cost
     start_allowance_seconds: float = 0.0  # node time per start max_cost counts (TFCLI_START_ALLOWANCE_SECONDS; GKE)
     publish_seconds: float | None = None  # progress.jsonl closed and reopened this often (TFCLI_PUBLISH_SECONDS; 60)
+    hold: Path | None = None  # a sweep trial started ahead of its turn waits on this file (trainer/ahead.py)
     agent_summaries: bool = True  # TensorForce's own summaries in summaries/agent/ (bench/training.py turns them off)
 
 

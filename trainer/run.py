@@ -18,6 +18,7 @@ from typing import Any
 
 from trainer import output_lock
 from trainer.acting import acting_for
+from trainer.ahead import get_ready, wait_for_turn
 from trainer.checkpoints import CheckpointStore
 from trainer.compat import quiet_tensorflow_import
 from trainer.config import RunConfig
@@ -113,6 +114,9 @@ def _run(config: RunConfig, painter: CurvePainter) -> Result:
         if experiment.deterministic:
             log.warning("deterministic: true — an evaluation run: the agent acts greedily and does not learn")
         assert experiment.saver_frequency is not None and experiment.summary_frequency is not None
+        if config.hold is not None:  # started ahead of its turn: get ready on the idle core, then wait for a slot
+            get_ready(agent, deterministic=experiment.deterministic)
+            wait_for_turn(config.hold, stop)
         state.started = time.monotonic()  # wall time counts training, not building the pool and the agent
         hook_list: list[Hook] = [
             CheckpointHook(store, agent, experiment.saver_frequency, state, resumed=checkpoint is not None),

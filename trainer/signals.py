@@ -37,6 +37,10 @@ class StopRequest:
     def requested(self) -> bool:
         return self._event.is_set()
 
+    def wait(self, timeout: float) -> bool:
+        """Sleep until a stop is requested or ``timeout`` seconds have passed; whether one was requested."""
+        return self._event.wait(timeout)
+
     def request(self, reason: str) -> None:
         if not self._event.is_set():
             self.reason = reason

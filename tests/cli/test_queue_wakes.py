@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_kit import invoke, tiny_sweep
+from cli_kit import invoke, stand_in_supervisors, tiny_sweep
 
 import tfcli.local.folder_watch
 import tfcli.local.follow
@@ -22,7 +22,6 @@ from tfcli.local.folder_watch import FolderWatch
 from tfcli.local.follow import wait_a_tick
 from tfcli.local.processes import sleep_until_one_ends
 from tfcli.local.queue import Outcomes
-from tfcli.local.standing import OFF, WARM_VARIABLE
 
 LONG_TICK = 120.0  # far longer than anything here takes: a wait that sits it out fails the elapsed-time check
 
@@ -61,7 +60,17 @@ def test_following_a_sweep_waits_for_its_queue_not_for_the_tick(monkeypatch: pyt
     assert time.monotonic() - began < 30 and queue.returncode == 0
 
 
-FAKE_SUPERVISOR = """
+WAITS_ITS_TURN = """
+import time
+from trainer.ahead import hold_file, holding
+held = hold_file()
+while held is not None and holding(held):  # a trial started ahead of its turn trains once released (trainer/ahead.py)
+    time.sleep(0.01)
+"""
+
+FAKE_SUPERVISOR = (
+    WAITS_ITS_TURN
+    + """
 import json, sys, time
 from pathlib import Path
 time.sleep(0.2)
@@ -69,6 +78,7 @@ results = Path(sys.argv[2]) / "results"
 results.mkdir(parents=True, exist_ok=True)
 (results / "result.json").write_text(json.dumps({"status": "completed"}))
 """
+)
 
 
 def test_the_queue_starts_the_next_trial_as_one_ends(lab: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,14 +88,8 @@ def test_the_queue_starts_the_next_trial_as_one_ends(lab: Path, monkeypatch: pyt
     code, _, stderr = invoke("experiment", "sweep", "-f", "tiny.yaml", "--no-build")
     assert code == 0, stderr
 
-    def stand_in(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen[bytes]:
-        log_file.parent.mkdir(parents=True, exist_ok=True)  # its command line names the module and the folder,
-        return subprocess.Popen([sys.executable, "-c", FAKE_SUPERVISOR, module, *arguments])  # as alive() checks
-
-    monkeypatch.setattr(tfcli.local.processes, "spawn", stand_in)
-    monkeypatch.setattr(tfcli.local.queue, "handle_stop_signals", lambda handler: None)  # pytest keeps its own
+    stand_in_supervisors(monkeypatch, FAKE_SUPERVISOR)
     monkeypatch.setattr(tfcli.local.queue, "POLL_SECONDS", 30.0)
-    monkeypatch.setenv(WARM_VARIABLE, OFF)  # no warm trainer to start for stand-ins
     began = time.monotonic()
     assert tfcli.local.queue.run_queue(lab / "experiments" / "tiny", 1) == 0
     assert time.monotonic() - began < 20
@@ -93,7 +97,9 @@ def test_the_queue_starts_the_next_trial_as_one_ends(lab: Path, monkeypatch: pyt
     assert [json.loads(path.read_text())["status"] for path in trials] == ["completed"] * 4
 
 
-LINGERING_SUPERVISOR = """
+LINGERING_SUPERVISOR = (
+    WAITS_ITS_TURN
+    + """
 import json, sys, time
 from pathlib import Path
 root = Path(sys.argv[2])
@@ -107,6 +113,7 @@ temporary.rename(results / "result.json")  # as trainer/results.py writes it
 time.sleep(3.0)  # as a trainer draws its curve and exits, and its supervisor records the exit
 (root / "exited").write_text(repr(time.monotonic()))
 """
+)
 
 
 def test_a_trial_that_wrote_its_result_frees_its_slot_before_it_exits(
@@ -118,14 +125,8 @@ def test_a_trial_that_wrote_its_result_frees_its_slot_before_it_exits(
     code, _, stderr = invoke("experiment", "sweep", "-f", "tiny.yaml", "--no-build")
     assert code == 0, stderr
 
-    def stand_in(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen[bytes]:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        return subprocess.Popen([sys.executable, "-c", LINGERING_SUPERVISOR, module, *arguments])
-
-    monkeypatch.setattr(tfcli.local.processes, "spawn", stand_in)
-    monkeypatch.setattr(tfcli.local.queue, "handle_stop_signals", lambda handler: None)
+    stand_in_supervisors(monkeypatch, LINGERING_SUPERVISOR)
     monkeypatch.setattr(tfcli.local.queue, "POLL_SECONDS", 30.0)
-    monkeypatch.setenv(WARM_VARIABLE, OFF)
     assert tfcli.local.queue.run_queue(lab / "experiments" / "tiny", 1) == 0
     trials = sorted((lab / "experiments").glob("tiny-*/started"), key=lambda path: float(path.read_text()))
     assert len(trials) == 4

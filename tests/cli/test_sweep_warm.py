@@ -1,11 +1,13 @@
 """A local sweep's trials are forked by one warm trainer (:mod:`tfcli.local.zygote`) that imported TensorFlow and
 TensorForce once, and each stays isolated: a trial forked warm after others trains exactly what the same trial
-trains alone in a fresh ``python -m trainer`` (same seed: the same episodes, returns and lengths), and pausing a
-sweep pauses a forked trainer (its own pid, exit 143, a checkpoint) which then resumes warm again."""
+trains alone in a fresh ``python -m trainer`` (same seed: the same episodes, returns and lengths), started ahead of
+its turn and traced before it trained (tfcli/local/ahead.py) or not, and pausing a sweep pauses a forked trainer
+(its own pid, exit 143, a checkpoint), the one held ahead too, which then resume warm again."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +33,9 @@ def test_a_warm_trial_trains_what_it_trains_alone(lab: Path) -> None:
     assert states("tiny") == ["completed"] * 4
     warm = (lab / "experiments" / "tiny" / "logs" / "warm.log").read_text()
     assert "serving" in warm and all(f"tiny-{i}: trainer forked" in warm for i in range(4)), warm
+    queue = (lab / "experiments" / "tiny" / "logs" / "queue.log").read_text()
+    if (os.cpu_count() or 1) > 1:  # --parallel 1 leaves a core idle: each next trial got ready (traced) ahead
+        assert all(f"tiny-{i}: its turn (started ahead, ready)" in queue for i in (1, 2, 3)), queue
 
     last = lab / "experiments" / "tiny-3"  # forked after three trials had trained in siblings of its process
     alone = lab / "alone"
@@ -59,6 +64,10 @@ def test_pausing_a_sweep_pauses_its_forked_trainer_which_resumes_warm(lab: Path)
     code, stdout, stderr = invoke("experiment", "pause", "-s", "tiny")
     assert code == 0, stdout + stderr
     assert sweep_status("tiny")["state"] == "paused"
+    ahead = lab / "experiments" / "tiny-1"  # started ahead of its turn as tiny-0 trained, paused while held
+    if (os.cpu_count() or 1) > 1:
+        assert json.loads((ahead / "results" / "result.json").read_text())["timesteps"] == 0
+        assert states("tiny")[:2] == ["paused", "paused"] and not (ahead / "held").exists()
     result = json.loads((lab / "experiments" / "tiny-0" / "results" / "result.json").read_text())
     assert result["status"] == "paused" and 0 < result["timesteps"] < 3000
     log = (lab / "experiments" / "tiny-0" / "logs" / "trainer.log").read_text()

@@ -16,6 +16,7 @@ from pathlib import Path
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.status import Status, reported_state, status_from
 from tfcli.experiments.store import ExperimentDir
+from tfcli.local.ahead import is_held
 from tfcli.local.handle import local_of
 from tfcli.local.log_cap import HEAD
 from tfcli.local.processes import RecordedProcess
@@ -42,8 +43,11 @@ def trainer_pid(experiment: ExperimentDir) -> int | None:
     return holder(experiment.results)
 
 
-def launch(experiment: ExperimentDir, *, restart: bool = False) -> subprocess.Popen[bytes]:
-    """Start the experiment's supervisor; call with the experiment locked."""
+def launch(
+    experiment: ExperimentDir, *, restart: bool = False, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start the experiment's supervisor (``env``: variables added for it and its trainer); call with the experiment
+    locked."""
     if is_running(experiment):
         raise TfcliError(
             f"experiment '{experiment.name}' is already running (pid {local_of(experiment.run_record()).pid})",
@@ -52,7 +56,7 @@ def launch(experiment: ExperimentDir, *, restart: bool = False) -> subprocess.Po
     if restart:
         for folder in (experiment.results, experiment.logs):
             shutil.rmtree(folder, ignore_errors=True)
-    return supervisor(experiment).launch([str(experiment.root)], experiment.logs / "trainer.log")
+    return supervisor(experiment).launch([str(experiment.root)], experiment.logs / "trainer.log", env=env)
 
 
 def pause(experiment: ExperimentDir) -> bool:
@@ -97,7 +101,7 @@ def status(experiment: ExperimentDir) -> Status:
     orphan = None if supervised else trainer_pid(experiment)  # a trainer whose supervisor was killed
     alive = supervised or orphan is not None
     if alive:
-        state = "pausing" if local_of(record).pause_requested else "running"
+        state = "pausing" if local_of(record).pause_requested else "ready" if is_held(experiment) else "running"
     elif record.stopped:
         state = "stopped"
     elif result:

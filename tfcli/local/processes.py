@@ -62,8 +62,11 @@ def handle_stop_signals(handler: Callable[[int, FrameType | None], None]) -> Non
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
-def spawn(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen[bytes]:
-    """``python -m module ARGUMENTS`` in a session of its own, its output appended to ``log_file``.
+def spawn(
+    module: str, arguments: list[str], log_file: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """``python -m module ARGUMENTS`` in a session of its own, its output appended to ``log_file``; ``env``: variables
+    added to this process's.
 
     The child starts with SIGTERM and SIGINT blocked (a signal mask survives ``exec``) until it calls
     :func:`handle_stop_signals`: what is reported after a pause is then what the process did with it."""
@@ -77,7 +80,7 @@ def spawn(module: str, arguments: list[str], log_file: Path) -> subprocess.Popen
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+            env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})),
         )
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
@@ -229,9 +232,11 @@ class RecordedProcess:
         recorded = self.folder.run_record().handle(LocalHandle).pid
         return process_alive(recorded if pid is None else pid, self.module, self.folder.root)
 
-    def launch(self, arguments: list[str], log_file: Path, *, parallel: int | None = None) -> subprocess.Popen[bytes]:
+    def launch(
+        self, arguments: list[str], log_file: Path, *, parallel: int | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         """Start it and record it as the folder's run (``backend: local``, its pid; a sweep's ``parallel``)."""
-        process = spawn(self.module, arguments, log_file)
+        process = spawn(self.module, arguments, log_file, env)
         record = RunRecord(backend=LocalHandle.KEY, started_at=now(), parallel=parallel)
         self.folder.write_run_record(record.with_handle(LocalHandle(pid=process.pid)))
         return process

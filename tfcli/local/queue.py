@@ -33,6 +33,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from tfcli.experiments.spec_view import SpecView
+from tfcli.local.ahead import Ahead
 from tfcli.local.folder_watch import FolderWatch
 from tfcli.local.handle import local_of
 from tfcli.local.processes import handle_stop_signals, sleep_until_one_ends
@@ -56,6 +57,7 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
     from tfcli.experiments.status import ENDED_FOR_GOOD
     from tfcli.experiments.store import ExperimentDir
     from tfcli.local import experiments
+    from tfcli.local.sweeps import default_parallel
     from tfcli.local.waiting import Rungs, interleaved
     from tfcli.sweeps.store import SweepDir
     from trainer.rung_wait import WAIT_ENV
@@ -68,6 +70,7 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
         trials = interleaved(trials, definition.seeds)
     rungs = Rungs(trials)
     stopping = False
+    spare_core = parallel < default_parallel(definition)  # a trial may get ready ahead only on a core left idle
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
         nonlocal stopping
@@ -83,12 +86,28 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
     with warm, FolderWatch() as watch:  # trials forked warm: the imports paid once per sweep (tfcli.local.zygote)
         running: dict[str, tuple[ExperimentDir, subprocess.Popen[bytes] | None]] = {}
         outcomes = Outcomes(watch)
+        failed = 0
+        ahead = Ahead()  # the next trial, started while every slot trains; held until a slot frees
 
         def occupied() -> int:
-            return sum(not outcomes.written(trial) for trial, _ in running.values())
+            return sum(not outcomes.written(trial) and not ahead.holds(trial) for trial, _ in running.values())
+
+        def launched(trial: ExperimentDir, env: dict[str, str] | None = None) -> bool:
+            nonlocal failed
+            outcomes.launching(trial)
+            try:
+                with trial.locked():
+                    process = experiments.launch(trial, env=env)
+            except TfcliError as error:
+                outcomes.ended(trial)
+                _log(f"{trial.name}: not started: {error.message}")
+                failed += 1
+                return False
+            running[trial.name] = (trial, process)
+            _log(f"{trial.name}: started (pid {process.pid})" + (", ahead of its turn" if env else ""))
+            return True
 
         waiting: list[ExperimentDir] = []  # ended at an undecided rung, to start again once it is decided
-        failed = 0
         while (pending or running or waiting) and not stopping:
             ready = [trial for trial in waiting if rungs.ready(trial)] if occupied() < parallel else []
             if waiting and not (ready or running or pending):
@@ -99,21 +118,18 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
             while starting and occupied() < parallel and not stopping:
                 trial = starting.pop(0)
                 (waiting if trial in waiting else pending).remove(trial)
-                if experiments.is_running(trial):
+                if ahead.holds(trial):
+                    ahead.release()
+                    _log(f"{trial.name}: its turn (started ahead, ready)")
+                elif experiments.is_running(trial):
                     running[trial.name] = (trial, None)
                     _log(f"{trial.name}: already running (pid {local_of(trial.run_record()).pid}), adopted")
-                    continue
-                outcomes.launching(trial)
-                try:
-                    with trial.locked():
-                        process = experiments.launch(trial)
-                except TfcliError as error:
-                    outcomes.ended(trial)
-                    _log(f"{trial.name}: not started: {error.message}")
-                    failed += 1
-                    continue
-                running[trial.name] = (trial, process)
-                _log(f"{trial.name}: started (pid {process.pid})")
+                else:
+                    launched(trial)
+            next_ready_ahead = spare_core and pending and not ahead.trial and occupied() >= parallel and not stopping
+            if next_ready_ahead and _worth_holding(pending[0]) and not launched(pending[0], ahead.hold(pending[0])):
+                ahead.release()
+                pending.pop(0)
             children = [child for _, child in running.values() if child is not None]
             sleep_until_one_ends(children, POLL_SECONDS, watch.fd)  # an exit, or a file written in a trial's folder
             watch.drain()
@@ -124,6 +140,9 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
                     continue
                 del running[name]
                 outcomes.ended(trial)
+                if ahead.holds(trial):  # it ended before its turn (failed to build, paused by hand)
+                    ahead.release()
+                    pending.remove(trial)
                 state, reason = _ended(trial)
                 if state == "waiting":
                     waiting.append(trial)
@@ -140,6 +159,7 @@ def run_queue(root: Path, parallel: int, held: frozenset[str] = frozenset()) -> 
                 except TfcliError:
                     continue  # it ended by itself meanwhile
                 _log(f"{name}: paused")
+            ahead.release()
             _log("paused")
             return EXIT_PAUSED
         _log("every trial completed" if not failed else f"done; {failed} trial(s) did not complete")
@@ -188,6 +208,16 @@ def _warm_worth_it(definition: SweepFile) -> bool:
         return False
     base = definition.base if isinstance(definition.base, dict) else {}
     return not SpecView(base).distributed or "run_mode" in definition.axes
+
+
+def _worth_holding(trial: ExperimentDir) -> bool:
+    """Whether to start ``trial`` ahead of its turn (where the running trials leave a core idle: ``--parallel``
+    below what the cores fit; at ``--parallel 2`` on 2 cores it made a sweep 11% slower, bench/README.md): not one
+    that runs already (the next start adopts it), nor a distributed one (its env-workers' start-up would take the
+    cores of the trial that trains)."""
+    from tfcli.local import experiments
+
+    return not experiments.is_running(trial) and not trial.spec_view().distributed
 
 
 def _ended(trial: ExperimentDir) -> tuple[str, str]:
