@@ -3,9 +3,10 @@ so that its start-up (the supervisor, the agent's build, TensorForce's tracing o
 training trial leaves idle. Such a trial gets ready, then waits here until its queue gives it a slot.
 
 The queue names a file in ``TFCLI_HOLD_FILE`` holding its own pid (:mod:`tfcli.local.ahead` writes it); the trial
-waits while that file exists and that process lives, so a queue that dies (killed, the machine's OOM killer) lets
-its held trial train on, as it lets its running ones (they are adopted by the next ``start -s``). A stop request
-(pause, stop) ends the wait; the run then pauses before its first step, as any run paused that early does.
+waits while that file exists and that process lives, and trains once the queue deletes it. A stop request (pause,
+stop) ends the wait, and so does a queue that died (killed, the machine's OOM killer) with the file still there; the
+run then pauses before its first step, as any run paused that early does, and the next ``start -s`` starts it in its
+turn (its running trials, adopted, keep their slots).
 
 Getting ready is TensorForce's tracing of the functions the loop calls: TensorForce 0.6.5 wraps each API function
 (``act``, ``observe``, ``independent_act``) in ``tf.function(input_signature=...)`` once the model is initialized
@@ -62,8 +63,13 @@ def get_ready(agent: Any, *, deterministic: bool) -> None:
 
 
 def wait_for_turn(path: Path, stop: StopRequest) -> None:
-    """Return once the queue lets the trial train (or is gone), or a stop is requested."""
+    """Return once the queue lets the trial train or a stop is requested; a queue gone with its hold file still
+    there requests the stop itself: trained now, the trial would make one more than ``--parallel`` (the next
+    ``start -s`` adopts every trial that runs), so it pauses before its first step and is started in its turn."""
     if holding(path):
         log.info("ready; waiting for a slot in the sweep's queue")
     while holding(path) and not stop.wait(POLL_SECONDS):
         pass
+    if path.exists() and not stop.requested:  # there, and no queue holds it: the queue died
+        log.warning("the sweep's queue is gone: pausing before the first step, to be started again in its turn")
+        stop.request("its sweep's queue is gone")

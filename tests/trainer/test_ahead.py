@@ -1,6 +1,6 @@
 """A sweep trial started ahead of its turn (``trainer/ahead.py``): it builds its agent and traces TensorForce's
 graphs without running them, waits while its queue holds it, then trains exactly what it trains alone; a pause while
-it waits pauses it before its first step, and a queue that is gone holds nothing."""
+it waits pauses it before its first step, and so does a queue that died."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_only_a_whole_pid_of_a_living_process_holds(tmp_path: Path) -> None:
     assert holding(hold)
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     hold.write_text(gone.stdout)
-    assert not holding(hold)  # its queue died: the trial trains on, as the queue's running trials do
+    assert not holding(hold)  # its queue died: nothing holds the trial (it pauses: wait_for_turn)
 
 
 def test_the_wait_ends_on_release_on_the_queues_death_and_on_a_stop(tmp_path: Path) -> None:
@@ -53,7 +53,12 @@ def test_the_wait_ends_on_release_on_the_queues_death_and_on_a_stop(tmp_path: Pa
         began = time.monotonic()
         wait_for_turn(hold, released)  # returns once the queue is gone (killed, not reaped here: a zombie), not before
         assert 0.3 < time.monotonic() - began < 30
-        assert hold.exists() and not released.requested
+        assert hold.exists() and released.requested  # and pauses: trained, it would make one more than --parallel
+        assert released.reason == "its sweep's queue is gone"
+        free = StopRequest()
+        hold.unlink()
+        wait_for_turn(hold, free)  # released: trains
+        assert not free.requested
     finally:
         queue.kill()
         queue.wait()

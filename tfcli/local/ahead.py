@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trainer.ahead import HOLD_VARIABLE, holding
+from trainer.ahead import HOLD_VARIABLE
 
 if TYPE_CHECKING:
     from tfcli.experiments.store import ExperimentDir
@@ -29,8 +29,15 @@ def held_path(trial: ExperimentDir) -> Path:
 
 
 def is_held(trial: ExperimentDir) -> bool:
-    """Whether a queue holds the trial back: built or getting ready, not training yet."""
-    return holding(held_path(trial))
+    """Whether a running trial was started ahead and has not been given its slot: getting ready, waiting, or pausing
+    itself because its queue died (``trainer.ahead.wait_for_turn``); it has not trained."""
+    return held_path(trial).exists()
+
+
+def clear_stale_hold(trial: ExperimentDir, env: dict[str, str] | None) -> None:
+    """Before a launch that holds nothing: a dead queue's hold file must not make the run read ``ready``."""
+    if HOLD_VARIABLE not in (env or {}):
+        held_path(trial).unlink(missing_ok=True)
 
 
 class Ahead:

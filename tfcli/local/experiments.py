@@ -16,7 +16,7 @@ from pathlib import Path
 from tfcli.experiments.progress import ProgressReader
 from tfcli.experiments.status import Status, reported_state, status_from
 from tfcli.experiments.store import ExperimentDir
-from tfcli.local.ahead import is_held
+from tfcli.local.ahead import clear_stale_hold, is_held
 from tfcli.local.handle import local_of
 from tfcli.local.log_cap import HEAD
 from tfcli.local.processes import RecordedProcess
@@ -56,6 +56,7 @@ def launch(
     if restart:
         for folder in (experiment.results, experiment.logs):
             shutil.rmtree(folder, ignore_errors=True)
+    clear_stale_hold(experiment, env)
     return supervisor(experiment).launch([str(experiment.root)], experiment.logs / "trainer.log", env=env)
 
 
