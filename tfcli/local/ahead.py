@@ -1,9 +1,10 @@
 """The trial a local sweep's queue starts ahead of its turn (the trial's side: :mod:`trainer.ahead`).
 
-While every slot trains, the queue launches the trial that would start next, held: its supervisor starts, its
+Where ``--parallel`` leaves a core idle (fewer trials at a time than the cores fit) and every slot trains, the queue
+launches the trial that would start next, held: its supervisor starts, its
 trainer forks from the warm trainer, builds its agent and traces TensorForce's graphs on the core the training
 trial leaves idle (a trial of ``--parallel 1`` keeps about one of two cores busy), then waits. When a slot frees,
-the queue releases it instead of launching it, and it trains at once: about 2.5 s of a 1,500-timestep PPO CartPole
+the queue releases it instead of launching it, and it trains at once: about 3 s of a 1,500-timestep PPO CartPole
 trial's start-up leave the sweep's critical path (bench/README.md, eleventh pass). One trial at most is held, the
 one the queue's own order picks next, so no trial starts earlier or in another order than it would have.
 
