@@ -107,7 +107,8 @@ def echo_rate(shape: tuple[int, ...], seconds: float) -> tuple[float, float]:
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     connection = connect("127.0.0.1", server.address[1], token=TOKEN)
-    message = ["step", np.random.default_rng(0).integers(0, 256, size=shape, dtype=np.uint8)]
+    observation = np.random.default_rng(0).integers(0, 256, size=shape, dtype=np.uint8)
+    message = ["step", observation]
     trips = 0
     started = time.perf_counter()
     while (elapsed := time.perf_counter() - started) < seconds:
@@ -118,7 +119,7 @@ def echo_rate(shape: tuple[int, ...], seconds: float) -> tuple[float, float]:
     stop.set()
     thread.join(5)
     server.close()
-    return trips / elapsed, trips * 2 * message[1].nbytes / elapsed / 1e6
+    return trips / elapsed, trips * 2 * observation.nbytes / elapsed / 1e6
 
 
 def main() -> None:

@@ -55,7 +55,7 @@ def index_ranges(indexes: set[int]) -> str:
     parts, ordered = [], sorted(indexes)
     start = previous = None
     for index in [*ordered, None]:
-        if start is not None and (index is None or index != previous + 1):
+        if start is not None and previous is not None and (index is None or index != previous + 1):
             parts.append(str(start) if start == previous else f"{start}-{previous}")
             start = None
         if index is not None and start is None:
