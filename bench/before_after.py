@@ -28,15 +28,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 
 import bench.trainer_launch
+from bench.floor import run_whole
 from bench.report import print_table
 from bench.solve import ensure_sb3_environment, sb3_run
-from bench.startup import IMPORTS, SPEC
+from bench.startup import IMPORTS, SPEC, wait_for_standing_trainer
 from bench.trainer_launch import EXPERIMENT, ROOT
 from bench.trainer_measure import measure_trainer
 from bench.trainer_peer import measure_runner
@@ -52,12 +52,8 @@ GOALS["solve"] = "<= 0.6x"
 
 
 def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
-    """Wall seconds of one whole process, which must succeed."""
-    started = time.monotonic()
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} in {cwd} exited {done.returncode}: {done.stderr.decode()[-2000:]}")
-    return time.monotonic() - started
+    """Wall seconds of one whole process, which must succeed (``bench.floor.run_whole``: its stderr if not)."""
+    return run_whole(command, cwd, env)[0]
 
 
 class Trees:
@@ -99,15 +95,9 @@ class Trees:
     def start_after_a_run(self) -> float:
         """This tree's start whose trainer the standing warm trainer forks (the first call leaves it standing)."""
         env = self.env("after", self.warm_runtime, TFCLI_WARM_IDLE_SECONDS="900")
-
-        def sockets() -> list[Path]:
-            return list(self.warm_runtime.glob("tfcli-warm-*/zygote.sock"))
-
-        if not sockets():
+        if not any(self.warm_runtime.glob("tfcli-warm-*/zygote.sock")):
             timed(START, self.warm_lab, env)
-            deadline = time.monotonic() + 120
-            while not sockets() and time.monotonic() < deadline:
-                time.sleep(0.1)
+            wait_for_standing_trainer(env)
         return timed(START, self.warm_lab, env)
 
     def sweep(self, side: str) -> float:

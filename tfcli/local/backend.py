@@ -116,10 +116,7 @@ class LocalBackend:
         held = frozenset(trial.name for trial in run.trials() if trial.index in plan.held)
         for member in released_members(run, plan):  # before the queue starts them (trainer/ended.py)
             release(member.results)
-        # At the trials at a time it last ran with (`start -s --parallel P`), as a GKE sweep's stack keeps its
-        # tfcli:parallelism: a resume is no moment to fill the cores a user chose to leave free.
-        parallel = run.sweep().run_record().parallel if run.kind == "sweep" else None
-        return self.start(run, StartOptions(parallel=parallel), held=held)
+        return self.start(run, StartOptions(), held=held)
 
     def pause(self, run: Run) -> Paused:
         if run.kind == "sweep":

@@ -18,7 +18,7 @@ from tfcli.experiments.spec_view import SpecView
 from tfcli.experiments.status import ENDED_FOR_GOOD
 from tfcli.experiments.store import ExperimentDir, ExperimentStore
 from tfcli.local import experiments as local_experiments
-from tfcli.local.handle import local_of
+from tfcli.local.handle import LocalHandle, local_of
 from tfcli.local.processes import RecordedProcess
 from tfcli.sweeps.status import SweepStatus
 from tfcli.sweeps.store import SweepDir, trial_dirs
@@ -43,10 +43,14 @@ def cores_per_trial(spec: dict[str, Any]) -> int:
 
 def parallel_in_effect(sweep: SweepDir, flag: int | None = None) -> int:
     """Trials at a time here: ``--parallel``, else the sweep file's ``parallel`` (the one rule of
-    :func:`trainer.kernel.spec.parallel.resolved_parallel`, as on GKE), else what this machine's cores fit."""
+    :func:`trainer.kernel.spec.parallel.resolved_parallel`, as on GKE), else the value in effect when it last ran
+    here (``run.json``'s ``parallel``, kept as a GKE sweep's stack keeps ``tfcli:parallelism``: a ``start -s`` or
+    ``resume -s`` after ``--parallel 1`` does not take the core a user left free), else what the cores fit."""
     definition = sweep.definition()
     chosen = resolved_parallel(flag, definition.parallel, file=display_path(sweep.sweep_file))
-    return chosen or default_parallel(definition)
+    record = sweep.run_record()
+    last = record.parallel if record.backend == LocalHandle.KEY else None
+    return chosen or last or default_parallel(definition)
 
 
 def default_parallel(sweep: SweepFile, cores: int | None = None) -> int:
